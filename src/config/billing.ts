@@ -1,0 +1,4 @@
+import { group } from './define';
+
+export const billingSettings = group('Billing and metering', {
+});

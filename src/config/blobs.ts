@@ -1,0 +1,4 @@
+import { group } from './define';
+
+export const blobsSettings = group('Blobs and parsing', {
+});

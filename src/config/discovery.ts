@@ -1,0 +1,4 @@
+import { group } from './define';
+
+export const discoverySettings = group('Discovery and MCP', {
+});

@@ -1,0 +1,4 @@
+import { group } from './define';
+
+export const searchSettings = group('Web search providers', {
+});

@@ -1,0 +1,4 @@
+import { group } from './define';
+
+export const vectorsSettings = group('Embeddings and vector search', {
+});

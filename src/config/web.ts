@@ -1,0 +1,4 @@
+import { group } from './define';
+
+export const webSettings = group('Search, browse and feedback', {
+});
