@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { startFakeEmbeddings, type FakeEmbeddingsServer } from '../../../test/fakes/openai-embeddings';
+import { loadConfig } from '../../config';
+import { ConfigError } from '../../config/define';
+import { EmbeddingError, OpenAiEmbedder, cosine, createEmbedder, embeddingsEndpoint } from './index';
+
+const DIM = 64;
+let fake: FakeEmbeddingsServer;
+let keyed: FakeEmbeddingsServer;
+
+beforeAll(async () => {
+  fake = await startFakeEmbeddings({ dimensions: DIM, scale: 3.5, reverse: true });
+  keyed = await startFakeEmbeddings({ dimensions: DIM, apiKey: 'sk-test-123' });
+});
+afterAll(async () => {
+  await fake.close();
+  await keyed.close();
+});
+beforeEach(() => {
+  fake.mode = 'ok';
+  fake.requests = [];
+});
+
+const client = (over: Partial<ConstructorParameters<typeof OpenAiEmbedder>[0]> = {}) =>
+  new OpenAiEmbedder({ baseUrl: fake.url, model: 'nomic-embed-text', dimensions: DIM, timeoutMs: 2000, batchSize: 32, ...over });
+
+async function failure(p: Promise<unknown>): Promise<EmbeddingError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(EmbeddingError);
+  expect((err as EmbeddingError).code).toBe('EMBEDDINGS_UNAVAILABLE');
+  return err as EmbeddingError;
+}
+
+describe('OpenAI-compatible embedder against a loopback fake', () => {
+  test('sends {model, input}, orders by index, normalises, and names the model', async () => {
+    const e = client();
+    const texts = ['deploy the api on friday', 'friday api deployment', 'grandma likes roses'];
+    const out = await e.embed(texts);
+    expect(e.modelId).toBe('openai:nomic-embed-text');
+    expect(fake.requests).toHaveLength(1);
+    expect(fake.requests[0].body).toEqual({ model: 'nomic-embed-text', input: texts });
+    expect(fake.requests[0].authorization).toBeUndefined();
+    expect(out).toHaveLength(3);
+    for (const v of out) {
+      expect(v).toBeInstanceOf(Float32Array);
+      expect(v.length).toBe(DIM);
+      expect(Math.hypot(...v)).toBeCloseTo(1, 5); // the fake returns length 3.5
+    }
+    // The fake answers in reverse order; vectors must come back matched to their inputs.
+    const [again] = await e.embed([texts[2]]);
+    expect(cosine(out[2], again)).toBeCloseTo(1, 6);
+    expect(cosine(out[0], out[1])).toBeGreaterThan(cosine(out[0], out[2]));
+  });
+
+  test('splits inputs larger than the batch size into several requests', async () => {
+    const out = await client({ batchSize: 2 }).embed(['a', 'b', 'c', 'd', 'e']);
+    expect(out).toHaveLength(5);
+    expect(fake.requests.map((r) => (r.body.input as string[]).length)).toEqual([2, 2, 1]);
+  });
+
+  test('sends the API key as a Bearer token; a wrong key is upstream_auth', async () => {
+    const base = { model: 'm', dimensions: DIM, timeoutMs: 2000, batchSize: 32 };
+    const ok = new OpenAiEmbedder({ ...base, baseUrl: keyed.url, apiKey: 'sk-test-123' });
+    expect(await ok.embed(['x'])).toHaveLength(1);
+    expect(keyed.requests.at(-1)!.authorization).toBe('Bearer sk-test-123');
+    const err = await failure(new OpenAiEmbedder({ ...base, baseUrl: keyed.url, apiKey: 'sk-wrong' }).embed(['x']));
+    expect(err.reason).toBe('upstream_auth');
+    expect(err.message).toContain('Incorrect API key');
+    expect(err.message).not.toContain('sk-wrong');
+  });
+
+  test('401 from the server is upstream_auth', async () => {
+    fake.mode = 'status401';
+    expect((await failure(client().embed(['x']))).reason).toBe('upstream_auth');
+  });
+
+  test('500 is upstream_status with the provider message', async () => {
+    fake.mode = 'status500';
+    const err = await failure(client().embed(['x']));
+    expect(err.reason).toBe('upstream_status');
+    expect(err.message).toContain('500');
+    expect(err.message).toContain('server had an error');
+  });
+
+  test('truncated JSON is bad_response', async () => {
+    fake.mode = 'badJson';
+    expect((await failure(client().embed(['x']))).reason).toBe('bad_response');
+  });
+
+  test('a missing vector or a vector of the wrong length is bad_response', async () => {
+    fake.mode = 'wrongCount';
+    expect((await failure(client().embed(['x', 'y']))).message).toContain('1 embeddings for 2 inputs');
+    fake.mode = 'wrongDimensions';
+    expect((await failure(client().embed(['x']))).message).toContain(`length ${DIM + 1}, expected ${DIM}`);
+  });
+
+  test('a server that never answers times out', async () => {
+    fake.mode = 'timeout';
+    const started = performance.now();
+    const err = await failure(client({ timeoutMs: 300 }).embed(['x']));
+    expect(err.reason).toBe('timeout');
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  test('nothing listening is a network error', async () => {
+    const gone = await startFakeEmbeddings();
+    await gone.close(); // its port is now free and refuses connections
+    const err = await failure(client({ baseUrl: gone.url }).embed(['x']));
+    expect(err.reason).toBe('network');
+    expect(err.message).toContain('ECONNREFUSED');
+  });
+
+  test('close() aborts a request in flight and refuses later ones', async () => {
+    fake.mode = 'timeout';
+    const e = client({ timeoutMs: 5000 });
+    const pending = failure(e.embed(['x']));
+    await new Promise((r) => setTimeout(r, 50));
+    await e.close();
+    expect((await pending).reason).toBe('closed');
+    expect((await failure(e.embed(['y']))).reason).toBe('closed');
+  });
+
+  test('endpoint: /v1/embeddings appended once', () => {
+    expect(embeddingsEndpoint('https://api.openai.com')).toBe('https://api.openai.com/v1/embeddings');
+    expect(embeddingsEndpoint('http://127.0.0.1:11434/v1/')).toBe('http://127.0.0.1:11434/v1/embeddings');
+  });
+});
+
+describe('createEmbedder from settings', () => {
+  test('none gives undefined; openai is wired from the SVC_EMBEDDINGS_* settings', async () => {
+    expect(createEmbedder(loadConfig({ SVC_EMBEDDINGS: 'none' }).vectors)).toBeUndefined();
+    const e = createEmbedder(loadConfig({
+      SVC_EMBEDDINGS: 'openai', SVC_EMBEDDINGS_URL: `${keyed.url}/v1`, SVC_EMBEDDINGS_API_KEY: 'sk-test-123',
+      SVC_EMBEDDINGS_MODEL: 'bge-small', SVC_EMBEDDINGS_DIMENSIONS: String(DIM),
+    }).vectors)!;
+    expect(e.modelId).toBe('openai:bge-small');
+    expect(e.dimensions).toBe(DIM);
+    expect(await e.embed(['hello'])).toHaveLength(1);
+    await e.close();
+  });
+
+  test('known OpenAI models need no dimensions; unknown ones do', () => {
+    expect(createEmbedder(loadConfig({ SVC_EMBEDDINGS: 'openai' }).vectors)!.dimensions).toBe(1536);
+    expect(() => createEmbedder(loadConfig({ SVC_EMBEDDINGS: 'openai', SVC_EMBEDDINGS_MODEL: 'bge-small' }).vectors)).toThrow(ConfigError);
+  });
+
+  test('bad values are reported by loadConfig', () => {
+    expect(() => loadConfig({ SVC_EMBEDDINGS: 'cohere' })).toThrow(/SVC_EMBEDDINGS must be one of local, openai, none/);
+    expect(() => loadConfig({ SVC_EMBEDDINGS_URL: 'ftp://x' })).toThrow(/SVC_EMBEDDINGS_URL/);
+  });
+});
