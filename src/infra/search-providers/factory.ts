@@ -1,0 +1,108 @@
+/**
+ * Builds the search adapters from settings (src/config/search.ts). A provider counts as
+ * configured when its key (Brave, Tavily) or URL (SearXNG) is set. The fallback is wired only
+ * when SVC_SEARCH_FALLBACK names a configured provider other than the primary and
+ * SVC_SEARCH_FALLBACK_ENABLED is true. Nothing here throws for a missing key: an unconfigured
+ * primary answers 503 SEARCH_PROVIDER_UNCONFIGURED per request, and searchSetupWarnings() says
+ * why at start-up. Only an impossible cache choice (SVC_SEARCH_CACHE=redis without REDIS_URL)
+ * stops start-up.
+ */
+import type { Redis } from 'ioredis';
+import type { Dispatcher } from 'undici';
+import { ConfigError, type Loaded } from '../../config/define';
+import type { searchSettings, SearchProviderName } from '../../config/search';
+import type { Clock } from '../../lib/clock';
+import { BraveProvider } from './brave';
+import { LruSearchCache, type SearchCache } from './cache';
+import { CachedSearch, isCachedAnswer, type CachedAnswer } from './cached-search';
+import { FallbackSearch } from './fallback';
+import { createCacheRedisClient, RedisSearchCache } from './redis-cache';
+import { SearxngProvider } from './searxng';
+import { TavilyProvider } from './tavily';
+import type { SearchProvider } from './types';
+
+export type SearchConfig = Loaded<typeof searchSettings.settings>;
+
+const ENV_OF: Record<SearchProviderName, string> = {
+  searxng: 'SVC_SEARXNG_URL',
+  brave: 'SVC_BRAVE_API_KEY',
+  tavily: 'SVC_TAVILY_API_KEY',
+};
+
+/** The adapter for `name`, or null when its key/URL is missing. */
+export function createSearchProvider(name: SearchProviderName, cfg: SearchConfig, dispatcher?: Dispatcher): SearchProvider | null {
+  const http = { timeoutMs: cfg.timeoutMs, dispatcher };
+  switch (name) {
+    case 'searxng':
+      return cfg.searxngUrl ? new SearxngProvider({ ...http, baseUrl: cfg.searxngUrl }) : null;
+    case 'brave':
+      return cfg.braveApiKey ? new BraveProvider({ ...http, baseUrl: cfg.braveUrl, apiKey: cfg.braveApiKey }) : null;
+    case 'tavily':
+      return cfg.tavilyApiKey ? new TavilyProvider({ ...http, baseUrl: cfg.tavilyUrl, apiKey: cfg.tavilyApiKey }) : null;
+  }
+}
+
+export function createFallbackSearch(cfg: SearchConfig, dispatcher?: Dispatcher): FallbackSearch {
+  const primary = cfg.primary === 'none' ? null : createSearchProvider(cfg.primary, cfg, dispatcher);
+  const useFallback = cfg.fallbackEnabled && cfg.fallback !== 'none' && cfg.fallback !== cfg.primary;
+  const fallback = useFallback && cfg.fallback !== 'none' ? createSearchProvider(cfg.fallback, cfg, dispatcher) : null;
+  return new FallbackSearch({ primary, fallback, primaryName: cfg.primary });
+}
+
+/** Human-readable reasons why the configured search will not behave as the operator may expect. */
+export function searchSetupWarnings(cfg: SearchConfig): string[] {
+  const out: string[] = [];
+  if (cfg.primary === 'none') out.push('SVC_SEARCH_PRIMARY is none: GET /v1/search answers 503 SEARCH_PROVIDER_UNCONFIGURED');
+  else if (!createSearchProvider(cfg.primary, cfg)) out.push(`SVC_SEARCH_PRIMARY=${cfg.primary} but ${ENV_OF[cfg.primary]} is not set: search answers 503 SEARCH_PROVIDER_UNCONFIGURED`);
+  if (cfg.fallback !== 'none') {
+    if (cfg.fallback === cfg.primary) out.push(`SVC_SEARCH_FALLBACK equals the primary (${cfg.primary}); no fallback is used`);
+    else if (!cfg.fallbackEnabled) out.push('SVC_SEARCH_FALLBACK_ENABLED is false; the fallback provider is not used');
+    else if (!createSearchProvider(cfg.fallback, cfg)) out.push(`SVC_SEARCH_FALLBACK=${cfg.fallback} but ${ENV_OF[cfg.fallback]} is not set; no fallback is used`);
+  }
+  return out;
+}
+
+export interface SearchCacheHandle {
+  cache: SearchCache<CachedAnswer> | null;
+  kind: 'memory' | 'redis' | 'off';
+  /** Closes the Redis connection this factory opened (never one passed in). */
+  close(): Promise<void>;
+}
+
+export interface SearchCacheDeps {
+  clock: Clock;
+  /** A shared ioredis client; when absent and Redis is chosen, one is opened from REDIS_URL. */
+  redis?: Redis;
+  onError?: (err: unknown) => void;
+}
+
+export function createSearchCache(config: { core: { redisUrl?: string }; search: SearchConfig }, deps: SearchCacheDeps): SearchCacheHandle {
+  const { cache: choice, cacheMaxEntries } = config.search;
+  const redisUrl = config.core.redisUrl;
+  if (choice === 'off') return { cache: null, kind: 'off', close: async () => {} };
+  if (choice === 'redis' && !redisUrl && !deps.redis) throw new ConfigError(['SVC_SEARCH_CACHE=redis needs REDIS_URL']);
+  if (choice === 'memory' || (choice === 'auto' && !redisUrl && !deps.redis)) {
+    return { cache: new LruSearchCache<CachedAnswer>(cacheMaxEntries, deps.clock), kind: 'memory', close: async () => {} };
+  }
+  const owned = deps.redis ? null : createCacheRedisClient(redisUrl!);
+  const redis = deps.redis ?? owned!;
+  if (owned && deps.onError) owned.on('error', deps.onError);
+  else if (owned) owned.on('error', () => {}); // reconnects on its own; failed commands reach onError per call
+  return {
+    cache: new RedisSearchCache<CachedAnswer>(redis, { onError: deps.onError, validate: isCachedAnswer }),
+    kind: 'redis',
+    close: async () => {
+      if (owned) await owned.quit().catch(() => owned.disconnect());
+    },
+  };
+}
+
+/** The whole search stack the module needs: providers, fallback and cache. */
+export function createWebSearch(
+  config: { core: { redisUrl?: string }; search: SearchConfig },
+  deps: SearchCacheDeps & { dispatcher?: Dispatcher },
+): { search: CachedSearch; fallback: FallbackSearch; cacheKind: SearchCacheHandle['kind']; close(): Promise<void> } {
+  const fallback = createFallbackSearch(config.search, deps.dispatcher);
+  const handle = createSearchCache(config, deps);
+  return { search: new CachedSearch(fallback, handle.cache, config.search.cacheTtlSeconds), fallback, cacheKind: handle.kind, close: handle.close };
+}

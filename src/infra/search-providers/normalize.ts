@@ -1,0 +1,103 @@
+/** Turning each provider's loosely typed hits into RawSearchResult: text, URL and date hygiene. */
+import type { RawSearchResult } from './types';
+
+const MAX_TITLE = 500;
+const MAX_SNIPPET = 2000;
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+function decodeEntities(s: string): string {
+  // One pass, so "&amp;lt;" becomes "&lt;" and not "<".
+  return s.replace(/&(#\d{1,7}|#x[0-9a-f]{1,6}|amp|lt|gt|quot|apos|nbsp);/gi, (whole, name: string) => {
+    const lower = name.toLowerCase();
+    if (lower.startsWith('#')) {
+      const cp = lower.startsWith('#x') ? parseInt(lower.slice(2), 16) : parseInt(lower.slice(1), 10);
+      return cp > 0 && cp <= 0x10ffff ? String.fromCodePoint(cp) : whole;
+    }
+    return ENTITIES[lower] ?? whole;
+  });
+}
+
+/** Plain text: tags removed (Brave marks matches with <strong>), entities decoded, spaces collapsed. */
+export function cleanText(v: unknown, max: number): string {
+  if (typeof v !== 'string') return '';
+  const text = decodeEntities(v.replace(/<[^>]*>/g, '')).replace(/\s+/g, ' ').trim();
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** The provider's URL string if it is an absolute http(s) URL, else null. */
+export function httpUrl(v: unknown): string | null {
+  if (typeof v !== 'string') return null;
+  const s = v.trim();
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '' ? s : null;
+  } catch {
+    return null;
+  }
+}
+
+const ISO_NO_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+const HAS_ZONE = /(Z|[+-]\d{2}:?\d{2}|\bGMT\b|\bUTC\b)\s*$/i;
+
+/**
+ * An absolute date as ISO 8601 UTC, or null. Zone-less values are read as UTC (never the host's
+ * zone). Relative ages such as Brave's "2 days ago" carry no year and give null.
+ */
+export function toIsoDate(v: unknown): string | null {
+  if (typeof v !== 'string') return null;
+  const s = v.trim();
+  if (!/\d{4}/.test(s)) return null;
+  let ms: number;
+  if (ISO_NO_ZONE.test(s)) ms = Date.parse(`${s}Z`);
+  else if (/^\d{4}-\d{2}-\d{2}$/.test(s) || HAS_ZONE.test(s)) ms = Date.parse(s);
+  else {
+    ms = Date.parse(`${s} UTC`);
+    if (Number.isNaN(ms)) ms = Date.parse(s);
+  }
+  if (Number.isNaN(ms)) return null;
+  const year = new Date(ms).getUTCFullYear();
+  return year >= 1970 && year <= 2200 ? new Date(ms).toISOString() : null;
+}
+
+export interface LooseHit {
+  title: unknown;
+  url: unknown;
+  snippet: unknown;
+  date: unknown;
+}
+
+/** Drops hits without a usable URL and repeated URLs, keeps provider order, cuts to n. */
+export function finalize(hits: LooseHit[], n: number): RawSearchResult[] {
+  const out: RawSearchResult[] = [];
+  const seen = new Set<string>();
+  for (const h of hits) {
+    if (out.length >= n) break;
+    const url = httpUrl(h.url);
+    if (url === null || seen.has(url)) continue;
+    seen.add(url);
+    out.push({
+      title: cleanText(h.title, MAX_TITLE) || url,
+      url,
+      snippet: cleanText(h.snippet, MAX_SNIPPET),
+      published_date: toIsoDate(h.date),
+    });
+  }
+  return out;
+}
+
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Brave and Tavily refuse queries over 400 characters (Brave also over 50 words) while the API
+ * accepts 500: cut at a word boundary rather than fail the whole search.
+ */
+export function capQuery(q: string, maxChars = 400, maxWords = Infinity): string {
+  let s = q.trim().replace(/\s+/g, ' ');
+  const words = s.split(' ');
+  if (words.length > maxWords) s = words.slice(0, maxWords).join(' ');
+  if (s.length <= maxChars) return s;
+  const cut = s.slice(0, maxChars);
+  const space = cut.lastIndexOf(' ');
+  return (space > maxChars / 2 ? cut.slice(0, space) : cut).trim();
+}
