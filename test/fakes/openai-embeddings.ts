@@ -44,7 +44,7 @@ export function fakeVector(text: string, dimensions: number, scale = 1): number[
     for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 16777619) >>> 0;
     v[h % dimensions] += h & 0x80000000 ? -1 : 1;
   }
-  if (v.every((x) => x === 0)) v[0] = 1;
+  if (!v.some((x) => x !== 0)) v[0] = 1; // no words at all
   const norm = Math.hypot(...v);
   return v.map((x) => (x / norm) * scale);
 }

@@ -36,8 +36,11 @@ port.on('message', async (msg: { type: 'embed'; id: number; texts: string[] }) =
   try {
     // Long inputs cost time roughly with their token count; the encoder is made for sentences and
     // short paragraphs, so the head of a long text carries its meaning well enough.
-    const texts = msg.texts.map((t) => (t.length > maxChars ? t.slice(0, maxChars) : t));
+    // An empty text has no tokens, and a row without tokens at the end of a batch vanishes from the
+    // model's sparse input (fewer rows come back); a single space is one token and means "nothing".
+    const texts = msg.texts.map((t) => (t.length > maxChars ? t.slice(0, maxChars) : t || ' '));
     const rows = await model.embed(texts);
+    if (rows.length !== texts.length) throw new Error(`model returned ${rows.length} vectors for ${texts.length} texts`);
     const flat = new Float32Array(rows.length * DIM);
     rows.forEach((row, i) => {
       if (row.length !== DIM) throw new Error(`model returned ${row.length} dimensions, expected ${DIM}`);

@@ -137,6 +137,10 @@ export class LocalEmbedder implements Embedder {
     if (!batch || msg.id !== batch.id) return;
     clearTimeout(batch.timer);
     this.inFlight = undefined;
+    const expected = batch.slices.reduce((n, s) => n + s.count, 0) * DIM;
+    if (msg.type === 'result' && msg.vectors.length !== expected) {
+      msg = { type: 'error', id: msg.id, message: `thread sent ${msg.vectors.length} numbers, expected ${expected}` };
+    }
     if (msg.type === 'error') {
       const err = new EmbeddingError(`local embedding failed: ${msg.message}`, 'model_error');
       for (const { job } of batch.slices) this.rejectJob(job, err);

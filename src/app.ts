@@ -1,0 +1,84 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config';
+import { installAuth } from './http/auth';
+import { createEnvelopeBuilder } from './http/envelope';
+import { installErrorHandling } from './http/errors';
+import { systemClock, type Clock } from './lib/clock';
+import { openDatabase, type DatabaseHandle } from './infra/db/database';
+import { migrateToLatest } from './infra/db/migrate';
+import { healthRoutes } from './modules/health/routes';
+import { createIdentityStore } from './modules/identity/store';
+import { createIdentityService } from './modules/identity/service';
+import { identityRoutes } from './modules/identity/routes';
+
+export interface AppOptions {
+  config: Config;
+  clock?: Clock;
+  /** pino options, or false for no logs (tests). */
+  logger?: boolean | Record<string, unknown>;
+}
+
+export interface App {
+  app: FastifyInstance;
+  database: DatabaseHandle;
+  clock: Clock;
+}
+
+/** Secrets never reach the logs. */
+const REDACT = [
+  'req.headers.authorization', 'req.headers["x-admin-key"]', 'req.headers["stripe-signature"]',
+  '*.api_key', '*.private_key', '*.session_token', '*.client_secret', '*.password',
+];
+
+/** Composition root: builds adapters and services, then registers each module's routes. */
+export async function buildApp(opts: AppOptions): Promise<App> {
+  const { config } = opts;
+  const clock = opts.clock ?? systemClock;
+  const logger = opts.logger === false
+    ? false
+    : { level: config.core.logLevel, redact: { paths: REDACT, censor: '[redacted]' }, ...(typeof opts.logger === 'object' ? opts.logger : {}) };
+
+  const database = openDatabase({ databaseUrl: config.core.databaseUrl, dataDir: config.core.dataDir, poolMax: config.core.databasePoolMax });
+  try {
+    await migrateToLatest(database.db);
+  } catch (e) {
+    await database.close();
+    throw e;
+  }
+
+  const app = Fastify({
+    logger,
+    bodyLimit: config.core.bodyLimitBytes,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // ---- services (each module's service takes narrow dependencies) ----
+  const identity = createIdentityService({
+    store: createIdentityStore(database.db),
+    clock,
+    baseUrl: config.core.baseUrl,
+    challengeTtlSeconds: config.core.challengeTtlSeconds,
+    affiliationSecret: config.core.affiliationSecret,
+    foundingPeriodEnd: config.core.foundingPeriodEnd,
+  });
+  const envelope = createEnvelopeBuilder(config.core, clock, () => identity.communityStats());
+
+  // ---- cross-cutting HTTP ----
+  // JSON only by default; routes that take other bodies (blob upload) register their own parsers.
+  app.removeContentTypeParser('text/plain');
+  installErrorHandling(app);
+  installAuth(app, { authenticator: identity, adminKey: config.core.adminKey });
+
+  // ---- modules ----
+  await app.register(healthRoutes({ db: database.db, engine: database.engine }));
+  await app.register(identityRoutes({ identity, envelope, baseUrl: config.core.baseUrl }));
+
+  app.addHook('onClose', async () => {
+    await database.close();
+  });
+  await app.ready();
+  return { app, database, clock };
+}

@@ -1,0 +1,62 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { safeEqual } from '../lib/hash';
+import { ApiError } from './errors';
+import type { AuthContext, AuthMode } from './route-config';
+
+export interface Authenticator {
+  /** Resolves a presented Bearer token (root key, scoped key or session token); undefined when invalid. */
+  authenticate(token: string): Promise<AuthContext | undefined>;
+}
+
+const invalidKey = () =>
+  new ApiError(401, 'INVALID_API_KEY', 'Missing or invalid API key: send Authorization: Bearer svc_...', {
+    register_url: '/v1/register',
+  });
+
+function bearerOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : '';
+}
+
+export function authModeOf(request: FastifyRequest): AuthMode {
+  return request.routeOptions.config?.auth ?? 'key';
+}
+
+/**
+ * One onRequest hook enforces the route's declared auth mode; handlers read `request.auth`.
+ * Unknown routes (404) are left to the not-found handler.
+ */
+export function installAuth(app: FastifyInstance, deps: { authenticator: Authenticator; adminKey?: string }): void {
+  app.addHook('onRequest', async (request) => {
+    if (request.is404) return;
+    const mode = authModeOf(request);
+    if (mode === 'none') return;
+    if (mode === 'admin') {
+      if (!deps.adminKey) throw new ApiError(503, 'ADMIN_NOT_CONFIGURED', 'Admin routes are disabled: SVC_ADMIN_KEY is not set');
+      const given = request.headers['x-admin-key'];
+      if (typeof given !== 'string' || !safeEqual(given, deps.adminKey)) {
+        throw new ApiError(401, 'INVALID_ADMIN_KEY', 'Missing or invalid X-Admin-Key');
+      }
+      return;
+    }
+    const token = bearerOf(request);
+    if (token === undefined) {
+      if (mode === 'optional') return;
+      throw invalidKey();
+    }
+    const ctx = token ? await deps.authenticator.authenticate(token) : undefined;
+    if (!ctx) throw invalidKey();
+    if (mode === 'root' && ctx.keyKind !== 'root') {
+      throw new ApiError(403, 'ROOT_KEY_REQUIRED', 'This route needs the root API key; a scoped key or session token does not suffice');
+    }
+    request.auth = ctx;
+  });
+}
+
+/** The authenticated agent of a 'key'/'root' route (the hook guarantees it). */
+export function agentOf(request: FastifyRequest): AuthContext {
+  if (!request.auth) throw invalidKey();
+  return request.auth;
+}

@@ -1,0 +1,86 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** The one way to refuse a request: rendered as `{ error_code, message, ...extra }`. */
+export class ApiError extends Error {
+  constructor(
+    public readonly status: number,
+    public readonly code: string,
+    message: string,
+    public readonly extra: Record<string, unknown> = {},
+    public readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A route maps a schema failure on one field to a spec error code, e.g.
+ * `config: { validationCodes: { 'params.key': { status: 422, code: 'MEMORY_KEY_INVALID' } } }`.
+ * The key is `<body|querystring|params|headers>.<top-level field>`, or `<context>.*` for any field.
+ */
+export interface ValidationCode {
+  status: number;
+  code: string;
+  message?: string;
+}
+
+function fieldOf(err: FastifyError): string | undefined {
+  const first = err.validation?.[0] as { instancePath?: string; params?: Record<string, unknown> } | undefined;
+  if (!first) return undefined;
+  const missing = first.params?.missingProperty ?? first.params?.additionalProperty;
+  if (typeof missing === 'string') return missing.replace(/^\./, '');
+  const seg = (first.instancePath ?? '').split('/').filter(Boolean)[0];
+  return seg;
+}
+
+function validationFailure(err: FastifyError, request: FastifyRequest): ApiError {
+  const context = err.validationContext ?? 'body';
+  const field = fieldOf(err);
+  const codes = (request.routeOptions.config as { validationCodes?: Record<string, ValidationCode> }).validationCodes ?? {};
+  const mapped = (field && codes[`${context}.${field}`]) || codes[`${context}.*`];
+  const where = field ? `${context}.${field}` : context;
+  const detail = err.message.replace(/^(body|querystring|params|headers)\/?/, '').trim();
+  if (mapped) return new ApiError(mapped.status, mapped.code, mapped.message ?? `Invalid ${where}: ${detail}`, { field: where });
+  return new ApiError(422, 'VALIDATION_FAILED', `Invalid ${where}: ${detail}`, { field: where });
+}
+
+/** Maps Fastify's own 4xx errors (body parsing, size, media type) onto stable codes. */
+function frameworkFailure(err: FastifyError): ApiError | undefined {
+  const status = err.statusCode ?? 500;
+  if (status >= 500) return undefined;
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'PAYLOAD_TOO_LARGE', 'Request body is larger than this route accepts');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', err.message);
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError(400, 'INVALID_JSON', 'Request body is not valid JSON');
+    default:
+      if (err instanceof SyntaxError || /JSON/.test(err.message)) return new ApiError(400, 'INVALID_JSON', 'Request body is not valid JSON');
+      return new ApiError(status, 'BAD_REQUEST', err.message);
+  }
+}
+
+export function sendApiError(reply: FastifyReply, e: ApiError): FastifyReply {
+  for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
+  return reply.code(e.status).send({ error_code: e.code, message: e.message, ...e.extra });
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (err instanceof ApiError) return sendApiError(reply, err);
+    if (err.validation) return sendApiError(reply, validationFailure(err, request));
+    const mapped = frameworkFailure(err);
+    if (mapped) return sendApiError(reply, mapped);
+    request.log.error({ err }, 'unhandled error');
+    return reply.code(500).send({
+      error_code: 'INTERNAL_ERROR',
+      message: 'An unexpected error occurred; it has been logged.',
+      request_id: request.id,
+    });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error_code: 'ROUTE_NOT_FOUND', message: `No route for ${request.method} ${request.url.split('?')[0]}` }),
+  );
+}

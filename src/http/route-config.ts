@@ -1,0 +1,32 @@
+// Brings @fastify/swagger's schema fields (summary, description, tags) into FastifySchema.
+import type {} from '@fastify/swagger';
+import type { ValidationCode } from './errors';
+
+/**
+ * How a route authenticates. Unset means 'key': a route is protected unless it says otherwise.
+ * none: public. optional: a valid Bearer is used when present (an invalid one is refused).
+ * key: root key, scoped key or session token. root: the root key only. admin: X-Admin-Key.
+ */
+export type AuthMode = 'none' | 'optional' | 'key' | 'root' | 'admin';
+
+export type KeyKind = 'root' | 'scoped' | 'session';
+
+export interface AuthContext {
+  agentId: string;
+  keyKind: KeyKind;
+  scopes: string[];
+  tier: string;
+  createdAt: number;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+    validationCodes?: Record<string, ValidationCode>;
+    /** Tags used by discovery (OpenAPI, capabilities, MCP). */
+    summary?: string;
+  }
+  interface FastifyRequest {
+    auth?: AuthContext;
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * Shared by both stores: stream a body into a private temp file while hashing and counting, so the
+ * content address is known before the bytes go anywhere permanent. Memory use is one chunk at a
+ * time (back-pressure from the file write stream), whatever the body's size.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { open, readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Clock } from '../../lib/clock';
+import { BlobTooLargeError, type StagedBlob } from './types';
+
+export interface StagedFile {
+  path: string;
+  sha256: string;
+  sizeBytes: number;
+}
+
+const STAGING_SUFFIX = '.staging';
+
+/**
+ * Writes `body` to a new file in `dir` (which must exist). With `fsync`, the data is on disk before
+ * this resolves. On any failure, including BlobTooLargeError, the file is removed.
+ *
+ * `body` is never destroyed here: past maxBytes it is unpiped and left paused, so an HTTP caller
+ * can still answer 413 on the same connection (and decide whether to drain or close it).
+ */
+export async function stageToFile(body: Readable, dir: string, maxBytes: number, opts: { fsync: boolean }): Promise<StagedFile> {
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes must be a non-negative integer, got ${maxBytes}`);
+  const path = join(dir, `${randomUUID()}${STAGING_SUFFIX}`);
+  const hash = createHash('sha256');
+  let sizeBytes = 0;
+  const meter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      sizeBytes += chunk.length;
+      if (sizeBytes > maxBytes) return done(new BlobTooLargeError(maxBytes));
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  const onBodyError = (err: Error) => meter.destroy(err);
+  const handle = await open(path, 'wx', 0o600);
+  let closed = false;
+  try {
+    body.once('error', onBodyError);
+    // pipe() (unlike pipeline) leaves the source alive when the meter fails.
+    body.pipe(meter);
+    await pipeline(meter, handle.createWriteStream({ autoClose: false, highWaterMark: 256 * 1024 }));
+    if (opts.fsync) await handle.sync();
+    await handle.close();
+    closed = true;
+    return { path, sha256: hash.digest('hex'), sizeBytes };
+  } catch (err) {
+    body.unpipe(meter);
+    if (!closed) await handle.close().catch(() => undefined);
+    await rm(path, { force: true });
+    throw err;
+  } finally {
+    body.off('error', onBodyError);
+  }
+}
+
+/** Removes staging files older than maxAgeMs (left by a crash mid-upload). Returns how many. */
+export async function sweepStaging(dir: string, maxAgeMs: number, clock: Clock): Promise<number> {
+  let removed = 0;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw err;
+  }
+  for (const name of names) {
+    if (!name.endsWith(STAGING_SUFFIX) && !name.endsWith('.download')) continue;
+    const p = join(dir, name);
+    const st = await stat(p).catch(() => undefined);
+    if (st && clock.now() - st.mtimeMs > maxAgeMs) {
+      await rm(p, { force: true });
+      removed++;
+    }
+  }
+  return removed;
+}
+
+/** A fresh path in `dir` for a temporary download (swept like staging files). */
+export function downloadPath(dir: string): string {
+  return join(dir, `${randomUUID()}.download`);
+}
+
+/**
+ * The commit/discard state machine both stores share. `place` moves the staged file to its
+ * content-addressed home (removing the staged copy); concurrent commit() calls share one attempt,
+ * and a failed attempt can be retried or discarded.
+ */
+export class StagedFileBlob implements StagedBlob {
+  readonly sha256: string;
+  readonly sizeBytes: number;
+  private state: 'staged' | 'committed' | 'discarded' = 'staged';
+  private committing?: Promise<void>;
+
+  constructor(private readonly file: StagedFile, private readonly place: () => Promise<void>) {
+    this.sha256 = file.sha256;
+    this.sizeBytes = file.sizeBytes;
+  }
+
+  commit(): Promise<void> {
+    if (this.state === 'discarded') return Promise.reject(new Error('cannot commit a discarded staged blob'));
+    this.committing ??= this.place().then(
+      () => void (this.state = 'committed'),
+      (err) => {
+        this.committing = undefined;
+        throw err;
+      },
+    );
+    return this.committing;
+  }
+
+  async discard(): Promise<void> {
+    if (this.committing) await this.committing.catch(() => undefined);
+    if (this.state !== 'staged') return;
+    this.state = 'discarded';
+    await rm(this.file.path, { force: true });
+  }
+}

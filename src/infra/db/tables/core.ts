@@ -1,0 +1,83 @@
+/** Tables of the identity foundation. Times are epoch milliseconds; booleans are 0/1 integers. */
+export interface AgentsTable {
+  agent_id: string;
+  agent_name: string;
+  owner_identifier: string;
+  tier: string;
+  status: string; // active | suspended
+  frozen: number;
+  referral_agent: string | null;
+  registration_source: string | null;
+  agent_card_url: string | null;
+  affiliation: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PassportsTable {
+  agent_id: string;
+  public_key_pem: string;
+  derivation_method: string; // operator_derived | service_generated
+  key_algorithm: string;
+  created_at: number;
+  revoked_at: number | null;
+  bio: string | null;
+  skills: string; // JSON array
+  listed: number;
+  sub_signal_visibility: string; // decomposed | aggregate_only
+  self_reported_capabilities: string | null;
+}
+
+export interface ApiKeysTable {
+  key_hash: string; // sha256 hex of the full token
+  agent_id: string;
+  kind: string; // root | scoped | session
+  scopes: string; // JSON array of capability URIs (scoped keys)
+  label: string | null;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface PassportChallengesTable {
+  challenge_id: string;
+  agent_id: string;
+  nonce: string;
+  issued_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface RecoveryKeysTable {
+  agent_id: string;
+  public_key_pem: string;
+  enrolled_at: number;
+}
+
+export interface CovenantsTable {
+  covenant_id: string;
+  agent_id: string;
+  template_id: string;
+  params: string; // JSON
+  bound_at: number;
+  superseded_at: number | null;
+}
+
+export interface ReferralsTable {
+  referred_agent_id: string;
+  referrer_agent_id: string;
+  status: string; // deferred | excluded | validated | paid
+  reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CoreTables {
+  agents: AgentsTable;
+  passports: PassportsTable;
+  api_keys: ApiKeysTable;
+  passport_challenges: PassportChallengesTable;
+  recovery_keys: RecoveryKeysTable;
+  covenants: CovenantsTable;
+  referrals: ReferralsTable;
+}

@@ -1,0 +1,3 @@
+/** Tables of the web area (times are epoch milliseconds; booleans 0/1). */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface WebTables {}

@@ -1,0 +1,34 @@
+import { buildApp } from './app';
+import { ConfigError, loadConfig } from './config';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+  const { app } = await buildApp({ config });
+  const address = await app.listen({ host: config.core.host, port: config.core.port });
+  app.log.info(`svc listening on ${address} (database: ${config.core.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.core.dataDir}`})`);
+  process.stdout.write(`svc listening on ${address}\n`);
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info(`${signal}: stopping (finishing in-flight requests)`);
+    // close(): stops accepting, waits for in-flight requests, then runs onClose hooks (database).
+    const force = setTimeout(() => process.exit(1), 30_000);
+    force.unref();
+    app.close().then(() => process.exit(0), () => process.exit(1));
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+void main();

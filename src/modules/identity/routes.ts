@@ -1,0 +1,72 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { agentOf } from '../../http/auth';
+import type { EnvelopeBuilder } from '../../http/envelope';
+import {
+  AgentIdParams, ChallengeBody, ChallengeValidationCodes, RegisterBody, RegisterValidationCodes, VerifyBody,
+} from './schemas';
+import type { IdentityService } from './service';
+
+export interface IdentityRouteDeps {
+  identity: IdentityService;
+  envelope: EnvelopeBuilder;
+  baseUrl: string;
+}
+
+const KEY_GENERATION_WARNING =
+  'svc generated this Ed25519 keypair for you. The private_key is shown only in this response and is not stored: save it now. ' +
+  'Prefer generating your own keypair and sending only passport_public_key.';
+
+export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypebox => async (app) => {
+  const { identity, envelope, baseUrl } = deps;
+
+  app.post('/v1/register', {
+    schema: { body: RegisterBody, summary: 'Register an agent: API key and Ed25519 passport' },
+    config: { auth: 'none', validationCodes: RegisterValidationCodes },
+  }, async (request, reply) => {
+    const r = await identity.register(request.body);
+    const body: Record<string, unknown> = {
+      status: 'success',
+      api_key: r.apiKey,
+      agent_id: r.agentId,
+      agent_name: request.body.agent_name,
+      tier: r.tier,
+      passport: r.passport,
+    };
+    if (r.passport.private_key) body.key_generation_warning = KEY_GENERATION_WARNING;
+    Object.assign(body, {
+      recovery: r.recovery,
+      referral: r.referral,
+      directory_opt_in_url: `${baseUrl}/v1/agents/passport/description`,
+      directory_value:
+        'Listing in the public directory (POST directory_opt_in_url with bio, skills and listed=true) lets other agents find you, ' +
+        'see your passport-verified capabilities and reputation, and vouch for your skills. Unlisted by default.',
+      a2a_agent_card_url: `${baseUrl}/v1/agents/${r.agentId}/agent-card`,
+      _svc: await envelope.build({ tier: r.tier }),
+    });
+    return reply.code(201).send(body);
+  });
+
+  app.get('/v1/me', { schema: { summary: 'The authenticated agent record' }, config: { auth: 'key' } }, async (request) =>
+    identity.me(agentOf(request)),
+  );
+
+  app.get('/v1/agents/:agent_id/passport', {
+    schema: { params: AgentIdParams, summary: 'Public passport of an agent' },
+    config: { auth: 'none' },
+  }, async (request) => ({ status: 'success', passport: await identity.publicPassport(request.params.agent_id) }));
+
+  app.post('/v1/auth/passport/challenge', {
+    schema: { body: ChallengeBody, summary: 'Get a single-use challenge to sign with the passport key' },
+    config: { auth: 'none', validationCodes: ChallengeValidationCodes },
+  }, async (request) => identity.createChallenge(request.body.agent_id));
+
+  app.post('/v1/auth/passport/verify', {
+    schema: { body: VerifyBody, summary: 'Exchange a signed challenge for a session token (svc_session_, 3600 s)' },
+    config: { auth: 'none', validationCodes: ChallengeValidationCodes },
+  }, async (request) => identity.verifyChallenge(request.body));
+
+  app.get('/admin/agents/:agent_id', {
+    schema: { params: AgentIdParams, summary: 'Operator view of an agent (admin)' },
+    config: { auth: 'admin' },
+  }, async (request) => identity.adminView(request.params.agent_id));
+};

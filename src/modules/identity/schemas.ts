@@ -1,0 +1,44 @@
+import { Type } from 'typebox';
+
+export const AGENT_NAME_PATTERN = '^[A-Za-z0-9_-]+$';
+
+export const RegisterBody = Type.Object({
+  agent_name: Type.String({ minLength: 1, maxLength: 64, pattern: AGENT_NAME_PATTERN, description: 'Letters, digits, hyphens and underscores only' }),
+  owner_identifier: Type.String({ minLength: 1, maxLength: 256, description: 'Any stable identifier of the owner; (agent_name, owner_identifier) is unique' }),
+  agree_to_terms: Type.Boolean({ description: 'Must be true' }),
+  referral_agent: Type.Optional(Type.String({ description: 'Agent id (UUID) of the referrer' })),
+  passport_public_key: Type.Optional(Type.String({ maxLength: 4096, description: 'Ed25519 public key: PEM SPKI or base64 of the raw 32 bytes (recommended)' })),
+  recovery_public_key: Type.Optional(Type.String({ maxLength: 4096, description: 'PEM Ed25519 public key; enrols recovery and binds the owner-recovery-key covenant' })),
+  registration_source: Type.Optional(Type.String({ maxLength: 64, description: 'Self-declared tag, at most 64 characters' })),
+  declared_affiliation_token: Type.Optional(Type.String({ maxLength: 512, description: 'Operator-issued affiliation token; invalid tokens are ignored' })),
+  agent_card_url: Type.Optional(Type.String({ maxLength: 2048, description: 'https URL of an external agent card' })),
+});
+
+export const RegisterValidationCodes = {
+  'body.agent_name': { status: 422, code: 'INVALID_AGENT_NAME', message: 'agent_name is required: 1 to 64 letters, digits, hyphens or underscores' },
+  'body.owner_identifier': { status: 422, code: 'INVALID_OWNER_IDENTIFIER', message: 'owner_identifier is required: a string of 1 to 256 characters' },
+  'body.agree_to_terms': { status: 422, code: 'TERMS_NOT_ACCEPTED', message: 'agree_to_terms is required and must be true' },
+  'body.referral_agent': { status: 422, code: 'INVALID_REFERRAL_AGENT', message: 'referral_agent must be an agent id (UUID)' },
+  'body.passport_public_key': { status: 422, code: 'INVALID_PASSPORT_PUBLIC_KEY', message: 'passport_public_key must be a string: PEM SPKI or base64 raw Ed25519 key' },
+  'body.recovery_public_key': { status: 422, code: 'INVALID_RECOVERY_PUBLIC_KEY', message: 'recovery_public_key must be a PEM Ed25519 public key' },
+  'body.registration_source': { status: 422, code: 'REGISTRATION_SOURCE_TOO_LONG', message: 'registration_source must be a string of at most 64 characters' },
+  'body.agent_card_url': { status: 422, code: 'AGENT_CARD_URL_INVALID', message: 'agent_card_url must be an https URL of at most 2048 characters' },
+};
+
+export const AgentIdParams = Type.Object({ agent_id: Type.String({ maxLength: 64 }) });
+
+export const ChallengeBody = Type.Object({
+  agent_id: Type.String({ format: 'uuid', description: 'The agent whose passport key will sign' }),
+});
+
+export const VerifyBody = Type.Object({
+  agent_id: Type.String({ format: 'uuid' }),
+  challenge_id: Type.String({ maxLength: 64 }),
+  signature: Type.String({ minLength: 1, maxLength: 256, description: 'base64 of the raw 64-byte Ed25519 signature over sign_payload' }),
+});
+
+export const ChallengeValidationCodes = {
+  'body.agent_id': { status: 422, code: 'INVALID_AGENT_ID', message: 'agent_id is required and must be a UUID' },
+  'body.challenge_id': { status: 422, code: 'CHALLENGE_ID_REQUIRED', message: 'challenge_id is required' },
+  'body.signature': { status: 422, code: 'PASSPORT_SIGNATURE_REQUIRED', message: 'signature is required: base64 of the raw Ed25519 signature' },
+};

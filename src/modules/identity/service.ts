@@ -1,0 +1,331 @@
+import { createPublicKey } from 'node:crypto';
+import { ApiError } from '../../http/errors';
+import type { AuthContext, KeyKind } from '../../http/route-config';
+import type { CommunityStats } from '../../http/envelope';
+import { iso, type Clock } from '../../lib/clock';
+import { generateEd25519, KeyFormatError, parseEd25519PublicKey, publicKeyPem, verifyEd25519 } from '../../lib/ed25519';
+import { sha256hex } from '../../lib/hash';
+import { isUuid, newId, randomToken } from '../../lib/ids';
+import { passportChallengePayload, PASSPORT_CHALLENGE_SCHEME } from '../../lib/signing';
+import { tierOf } from '../../lib/tiers';
+import { isUniqueViolation } from '../../infra/db/dialect';
+import { publicPassport, trustLevels, verifiedCapabilities } from './passport-view';
+import type { IdentityStore, NewAgent } from './store';
+import { affiliationOf, externalUrlProblem } from './validation';
+
+export const API_KEY_PREFIX = 'svc_';
+export const SESSION_PREFIX = 'svc_session_';
+export const SESSION_TTL_SECONDS = 3600;
+export const OWNER_RECOVERY_COVENANT = 'owner-recovery-key';
+
+export interface RegisterInput {
+  agent_name: string;
+  owner_identifier: string;
+  agree_to_terms: boolean;
+  referral_agent?: string;
+  passport_public_key?: string;
+  recovery_public_key?: string;
+  registration_source?: string;
+  declared_affiliation_token?: string;
+  agent_card_url?: string;
+}
+
+export interface IdentityDeps {
+  store: IdentityStore;
+  clock: Clock;
+  baseUrl: string;
+  challengeTtlSeconds: number;
+  affiliationSecret?: string;
+  foundingPeriodEnd: string;
+}
+
+const DAY = 86_400_000;
+
+export function createIdentityService(deps: IdentityDeps) {
+  const { store, clock } = deps;
+
+  function parseRecoveryKey(pem: string): string {
+    if (!pem.trim().startsWith('-----BEGIN')) {
+      throw new ApiError(422, 'INVALID_RECOVERY_PUBLIC_KEY', 'recovery_public_key must be a PEM Ed25519 public key (SPKI)');
+    }
+    try {
+      return publicKeyPem(parseEd25519PublicKey(pem));
+    } catch (e) {
+      throw new ApiError(422, 'INVALID_RECOVERY_PUBLIC_KEY', `recovery_public_key: ${(e as Error).message}`);
+    }
+  }
+
+  async function referralFor(input: RegisterInput): Promise<NewAgent['referral']> {
+    if (!input.referral_agent) return undefined;
+    const referrer = await store.findAgent(input.referral_agent.toLowerCase());
+    if (!referrer) return { referrer_agent_id: input.referral_agent.toLowerCase(), status: 'excluded', reason: 'unknown_referrer' };
+    if (referrer.owner_identifier === input.owner_identifier) {
+      return { referrer_agent_id: referrer.agent_id, status: 'excluded', reason: 'same_owner' };
+    }
+    return { referrer_agent_id: referrer.agent_id, status: 'deferred', reason: null };
+  }
+
+  function issueToken(agentId: string, kind: KeyKind, ttlSeconds?: number) {
+    const token = (kind === 'session' ? SESSION_PREFIX : API_KEY_PREFIX) + randomToken(32);
+    const now = clock.now();
+    return {
+      token,
+      row: {
+        key_hash: sha256hex(token), agent_id: agentId, kind, scopes: '[]', label: null,
+        created_at: now, expires_at: ttlSeconds ? now + ttlSeconds * 1000 : null, revoked_at: null,
+      },
+    };
+  }
+
+  return {
+    async register(input: RegisterInput) {
+      if (input.agree_to_terms !== true) {
+        throw new ApiError(422, 'TERMS_NOT_ACCEPTED', 'agree_to_terms must be true to register');
+      }
+      if (input.referral_agent !== undefined && !isUuid(input.referral_agent)) {
+        throw new ApiError(422, 'INVALID_REFERRAL_AGENT', 'referral_agent must be an agent id (UUID)');
+      }
+      let publicPem: string;
+      let privatePem: string | null = null;
+      let derivation: string;
+      if (input.passport_public_key !== undefined) {
+        try {
+          publicPem = publicKeyPem(parseEd25519PublicKey(input.passport_public_key));
+        } catch (e) {
+          const why = e instanceof KeyFormatError ? e.message : 'unreadable key';
+          throw new ApiError(422, 'INVALID_PASSPORT_PUBLIC_KEY', `passport_public_key is not a valid Ed25519 public key: ${why}`);
+        }
+        derivation = 'operator_derived';
+      } else {
+        const pair = generateEd25519();
+        publicPem = pair.publicKeyPem;
+        privatePem = pair.privateKeyPem;
+        derivation = 'service_generated';
+      }
+      const recoveryPem = input.recovery_public_key !== undefined ? parseRecoveryKey(input.recovery_public_key) : undefined;
+      if (input.agent_card_url !== undefined) {
+        const problem = externalUrlProblem(input.agent_card_url);
+        if (problem) throw new ApiError(422, 'AGENT_CARD_URL_INVALID', `agent_card_url ${problem}`);
+      }
+
+      const now = clock.now();
+      const agentId = newId();
+      const root = issueToken(agentId, 'root');
+      const referral = await referralFor(input);
+      const recoveryFingerprint = recoveryPem
+        ? sha256hex(createPublicKey(recoveryPem).export({ format: 'der', type: 'spki' }))
+        : undefined;
+      try {
+        await store.insertAgent({
+          agent: {
+            agent_id: agentId, agent_name: input.agent_name, owner_identifier: input.owner_identifier, tier: 'free',
+            status: 'active', frozen: 0, referral_agent: referral?.referrer_agent_id ?? null,
+            registration_source: input.registration_source ?? null, agent_card_url: input.agent_card_url ?? null,
+            affiliation: affiliationOf(input.declared_affiliation_token, deps.affiliationSecret) ?? null,
+            created_at: now, updated_at: now,
+          },
+          passport: {
+            agent_id: agentId, public_key_pem: publicPem, derivation_method: derivation, key_algorithm: 'ed25519',
+            created_at: now, revoked_at: null, bio: null, skills: '[]', listed: 0,
+            sub_signal_visibility: 'decomposed', self_reported_capabilities: null,
+          },
+          rootKey: root.row,
+          recovery: recoveryPem
+            ? {
+                public_key_pem: recoveryPem,
+                covenant: {
+                  covenant_id: newId(),
+                  template_id: OWNER_RECOVERY_COVENANT,
+                  params: JSON.stringify({ recovery_key_sha256: recoveryFingerprint, veto_window_days: 7 }),
+                },
+              }
+            : undefined,
+          referral,
+        });
+      } catch (e) {
+        if (isUniqueViolation(e)) {
+          throw new ApiError(409, 'AGENT_ALREADY_REGISTERED', 'An agent with this agent_name and owner_identifier already exists');
+        }
+        throw e;
+      }
+      return {
+        agentId,
+        apiKey: root.token,
+        tier: 'free',
+        passport: {
+          did: `did:svc:${agentId}`,
+          public_key: publicPem,
+          private_key: privatePem,
+          derivation_method: derivation,
+          key_algorithm: 'ed25519',
+          suite: 'ed25519',
+        },
+        recovery: recoveryPem
+          ? { enrolled: true, covenant_template_id: OWNER_RECOVERY_COVENANT, recovery_key_sha256: recoveryFingerprint }
+          : { enrolled: false, covenant_template_id: null },
+        referral: referral ? { referrer_agent_id: referral.referrer_agent_id, status: referral.status, reason: referral.reason } : null,
+      };
+    },
+
+    async authenticate(token: string): Promise<AuthContext | undefined> {
+      if (!token.startsWith(API_KEY_PREFIX) || token.length > 200) return undefined;
+      const row = await store.lookupKey(sha256hex(token));
+      if (!row || row.status !== 'active') return undefined;
+      const now = clock.now();
+      if (row.expires_at !== null && row.expires_at <= now) return undefined;
+      if (row.kind === 'session' && row.passport_revoked_at !== null) return undefined;
+      return {
+        agentId: row.agent_id,
+        keyKind: row.kind as KeyKind,
+        scopes: JSON.parse(row.scopes) as string[],
+        tier: row.tier,
+        createdAt: row.agent_created_at,
+      };
+    },
+
+    async getAgent(agentId: string) {
+      return store.findAgent(agentId);
+    },
+
+    async me(auth: AuthContext) {
+      const agent = await store.findAgent(auth.agentId);
+      if (!agent) throw new ApiError(401, 'INVALID_API_KEY', 'The agent of this key no longer exists');
+      const [covenant, recovery, referral, scoped] = await Promise.all([
+        store.activeCovenant(agent.agent_id),
+        store.hasRecoveryKey(agent.agent_id),
+        store.findReferral(agent.agent_id),
+        store.activeScopedKeyScopes(agent.agent_id, clock.now()),
+      ]);
+      const tier = tierOf(agent.tier);
+      return {
+        status: 'success',
+        agent_id: agent.agent_id,
+        agent_name: agent.agent_name,
+        owner_identifier: agent.owner_identifier,
+        did: `did:svc:${agent.agent_id}`,
+        tier: agent.tier,
+        tier_label: tier.label,
+        tier_description: tier.description,
+        account_status: agent.status,
+        frozen: agent.frozen === 1,
+        referral_code: agent.agent_id,
+        referral_agent: agent.referral_agent,
+        referral_status: referral?.status ?? null,
+        trust_levels: trustLevels(agent, clock.now()),
+        verified_capabilities: verifiedCapabilities(agent, scoped.map((s) => JSON.parse(s.scopes) as string[])),
+        registration_source: agent.registration_source,
+        agent_card_url: agent.agent_card_url,
+        affiliation: agent.affiliation,
+        recovery_enrolled: recovery !== undefined,
+        covenant_template_id: covenant?.template_id ?? null,
+        authenticated_with: { kind: auth.keyKind, scopes: auth.scopes },
+        passport_url: `${deps.baseUrl}/v1/agents/${agent.agent_id}/passport`,
+        created_at: iso(agent.created_at),
+      };
+    },
+
+    async publicPassport(agentId: string) {
+      if (!isUuid(agentId)) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
+      const id = agentId.toLowerCase();
+      const [agent, passport, scoped] = await Promise.all([
+        store.findAgent(id), store.findPassport(id), store.activeScopedKeyScopes(id, clock.now()),
+      ]);
+      if (!agent || !passport) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
+      return publicPassport(agent, passport, {
+        baseUrl: deps.baseUrl, now: clock.now(), scopedKeyScopes: scoped.map((s) => JSON.parse(s.scopes) as string[]),
+      });
+    },
+
+    async createChallenge(agentId: string) {
+      const id = agentId.toLowerCase();
+      const passport = await store.findPassport(id);
+      if (!passport) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
+      if (passport.revoked_at !== null) throw new ApiError(403, 'PASSPORT_REVOKED', 'This passport has been revoked');
+      const now = clock.now();
+      const challenge = {
+        challenge_id: newId(), agent_id: id, nonce: randomToken(32),
+        issued_at: now, expires_at: now + deps.challengeTtlSeconds * 1000, used_at: null,
+      };
+      await store.insertChallenge(challenge);
+      // Expired challenges are useless; trim them opportunistically.
+      await store.deleteExpiredChallenges(now - DAY);
+      const fields = {
+        agentId: id, challengeId: challenge.challenge_id, nonce: challenge.nonce,
+        issuedAt: iso(challenge.issued_at), expiresAt: iso(challenge.expires_at),
+      };
+      return {
+        status: 'success',
+        agent_id: id,
+        challenge_id: challenge.challenge_id,
+        challenge_nonce: challenge.nonce,
+        scheme: PASSPORT_CHALLENGE_SCHEME,
+        sign_payload: passportChallengePayload(fields),
+        sign_payload_encoding: 'utf-8',
+        issued_at: fields.issuedAt,
+        expires_at: fields.expiresAt,
+      };
+    },
+
+    async verifyChallenge(input: { agent_id: string; challenge_id: string; signature: string }) {
+      const id = input.agent_id.toLowerCase();
+      const challenge = isUuid(input.challenge_id) ? await store.findChallenge(input.challenge_id.toLowerCase(), id) : undefined;
+      if (!challenge) throw new ApiError(404, 'CHALLENGE_NOT_FOUND', 'No challenge with this id for this agent');
+      if (challenge.used_at !== null) throw new ApiError(409, 'CHALLENGE_ALREADY_USED', 'This challenge nonce was already used; request a new challenge');
+      const now = clock.now();
+      if (challenge.expires_at <= now) throw new ApiError(401, 'CHALLENGE_EXPIRED', 'This challenge has expired; request a new challenge');
+      // Single use: the first verification attempt consumes the nonce, whatever its outcome.
+      if (!(await store.consumeChallenge(challenge.challenge_id, now))) {
+        throw new ApiError(409, 'CHALLENGE_ALREADY_USED', 'This challenge nonce was already used; request a new challenge');
+      }
+      const passport = await store.findPassport(id);
+      if (!passport) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
+      if (passport.revoked_at !== null) throw new ApiError(403, 'PASSPORT_REVOKED', 'This passport has been revoked');
+      const payload = passportChallengePayload({
+        agentId: id, challengeId: challenge.challenge_id, nonce: challenge.nonce,
+        issuedAt: iso(challenge.issued_at), expiresAt: iso(challenge.expires_at),
+      });
+      if (!verifyEd25519(passport.public_key_pem, Buffer.from(payload, 'utf8'), input.signature)) {
+        throw new ApiError(401, 'PASSPORT_SIGNATURE_INVALID', 'The signature does not verify against this agent\'s passport key over sign_payload');
+      }
+      const session = issueToken(id, 'session', SESSION_TTL_SECONDS);
+      await store.insertKey(session.row);
+      return {
+        status: 'success',
+        agent_id: id,
+        session_token: session.token,
+        token_type: 'Bearer',
+        expires_in: SESSION_TTL_SECONDS,
+        expires_at: iso(session.row.expires_at!),
+      };
+    },
+
+    async communityStats(): Promise<CommunityStats> {
+      const now = clock.now();
+      const [all, week, listed] = await Promise.all([store.countAgents(), store.countAgents(now - 7 * DAY), store.countListed()]);
+      return {
+        agents_registered: all,
+        agents_registered_last_7d: week,
+        directory_listed: listed,
+        founding_period_ends_at: new Date(deps.foundingPeriodEnd).toISOString(),
+      };
+    },
+
+    async adminView(agentId: string) {
+      const agent = isUuid(agentId) ? await store.findAgent(agentId.toLowerCase()) : undefined;
+      if (!agent) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
+      const referral = await store.findReferral(agent.agent_id);
+      return {
+        status: 'success',
+        agent: {
+          ...agent,
+          frozen: agent.frozen === 1,
+          created_at: iso(agent.created_at),
+          updated_at: iso(agent.updated_at),
+        },
+        referral: referral ? { ...referral, created_at: iso(referral.created_at), updated_at: iso(referral.updated_at) } : null,
+      };
+    },
+  };
+}
+
+export type IdentityService = ReturnType<typeof createIdentityService>;

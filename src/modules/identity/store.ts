@@ -1,0 +1,150 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../infra/db/schema';
+import type { AgentsTable, ApiKeysTable, PassportChallengesTable, PassportsTable } from '../../infra/db/tables/core';
+
+export type Db = Kysely<Database> | Transaction<Database>;
+
+export interface NewAgent {
+  agent: AgentsTable;
+  passport: PassportsTable;
+  rootKey: ApiKeysTable;
+  recovery?: { public_key_pem: string; covenant: { covenant_id: string; template_id: string; params: string } };
+  referral?: { referrer_agent_id: string; status: string; reason: string | null };
+}
+
+export interface KeyLookup {
+  agent_id: string;
+  kind: string;
+  scopes: string;
+  expires_at: number | null;
+  tier: string;
+  status: string;
+  agent_created_at: number;
+  passport_revoked_at: number | null;
+}
+
+/** SQL of the identity module. Every per-agent query is keyed by agent_id. */
+export function createIdentityStore(db: Kysely<Database>) {
+  return {
+    db,
+
+    async insertAgent(n: NewAgent): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        await trx.insertInto('agents').values(n.agent).execute();
+        await trx.insertInto('passports').values(n.passport).execute();
+        await trx.insertInto('api_keys').values(n.rootKey).execute();
+        if (n.recovery) {
+          await trx.insertInto('recovery_keys')
+            .values({ agent_id: n.agent.agent_id, public_key_pem: n.recovery.public_key_pem, enrolled_at: n.agent.created_at })
+            .execute();
+          await trx.insertInto('covenants')
+            .values({ ...n.recovery.covenant, agent_id: n.agent.agent_id, bound_at: n.agent.created_at, superseded_at: null })
+            .execute();
+        }
+        if (n.referral) {
+          await trx.insertInto('referrals')
+            .values({ referred_agent_id: n.agent.agent_id, ...n.referral, created_at: n.agent.created_at, updated_at: n.agent.created_at })
+            .execute();
+        }
+      });
+    },
+
+    findAgent(agentId: string) {
+      return db.selectFrom('agents').selectAll().where('agent_id', '=', agentId).executeTakeFirst();
+    },
+
+    findPassport(agentId: string) {
+      return db.selectFrom('passports').selectAll().where('agent_id', '=', agentId).executeTakeFirst();
+    },
+
+    /** One indexed read per authenticated request: key, agent and passport state together. */
+    lookupKey(keyHash: string): Promise<KeyLookup | undefined> {
+      return db
+        .selectFrom('api_keys as k')
+        .innerJoin('agents as a', 'a.agent_id', 'k.agent_id')
+        .leftJoin('passports as p', 'p.agent_id', 'k.agent_id')
+        .select([
+          'k.agent_id', 'k.kind', 'k.scopes', 'k.expires_at', 'a.tier', 'a.status',
+          'a.created_at as agent_created_at', 'p.revoked_at as passport_revoked_at',
+        ])
+        .where('k.key_hash', '=', keyHash)
+        .where('k.revoked_at', 'is', null)
+        .executeTakeFirst();
+    },
+
+    activeScopedKeyScopes(agentId: string, now: number) {
+      return db
+        .selectFrom('api_keys')
+        .select('scopes')
+        .where('agent_id', '=', agentId)
+        .where('kind', '=', 'scoped')
+        .where('revoked_at', 'is', null)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+        .execute();
+    },
+
+    insertKey(key: ApiKeysTable) {
+      return db.insertInto('api_keys').values(key).execute();
+    },
+
+    insertChallenge(c: PassportChallengesTable) {
+      return db.insertInto('passport_challenges').values(c).execute();
+    },
+
+    findChallenge(challengeId: string, agentId: string) {
+      return db
+        .selectFrom('passport_challenges')
+        .selectAll()
+        .where('challenge_id', '=', challengeId)
+        .where('agent_id', '=', agentId)
+        .executeTakeFirst();
+    },
+
+    /** Marks a nonce used; true only for the one caller that consumed it. */
+    async consumeChallenge(challengeId: string, now: number): Promise<boolean> {
+      const r = await db
+        .updateTable('passport_challenges')
+        .set({ used_at: now })
+        .where('challenge_id', '=', challengeId)
+        .where('used_at', 'is', null)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    },
+
+    deleteExpiredChallenges(before: number) {
+      return db.deleteFrom('passport_challenges').where('expires_at', '<', before).execute();
+    },
+
+    activeCovenant(agentId: string) {
+      return db
+        .selectFrom('covenants')
+        .select(['template_id', 'params', 'bound_at'])
+        .where('agent_id', '=', agentId)
+        .where('superseded_at', 'is', null)
+        .orderBy('bound_at', 'desc')
+        .executeTakeFirst();
+    },
+
+    hasRecoveryKey(agentId: string) {
+      return db.selectFrom('recovery_keys').select('agent_id').where('agent_id', '=', agentId).executeTakeFirst();
+    },
+
+    findReferral(agentId: string) {
+      return db.selectFrom('referrals').selectAll().where('referred_agent_id', '=', agentId).executeTakeFirst();
+    },
+
+    async countAgents(since?: number): Promise<number> {
+      let q = db.selectFrom('agents').select((eb) => eb.fn.countAll<number>().as('n'));
+      if (since !== undefined) q = q.where('created_at', '>=', since);
+      const r = await q.executeTakeFirstOrThrow();
+      return Number(r.n);
+    },
+
+    async countListed(): Promise<number> {
+      const r = await db.selectFrom('passports').select((eb) => eb.fn.countAll<number>().as('n')).where('listed', '=', 1).executeTakeFirstOrThrow();
+      return Number(r.n);
+    },
+  };
+}
+
+export type IdentityStore = ReturnType<typeof createIdentityStore>;
