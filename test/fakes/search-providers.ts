@@ -7,6 +7,7 @@
  *   empty       the provider's own "nothing found" answer (Brave omits `web` entirely)
  *   http500     500 with the provider's error body
  *   http429     429 rate limit, Retry-After: 7
+ *   quota       Tavily: 432 plan usage limit; the others: as http429
  *   hang        accepts the request and never answers (timeouts)
  *   malformed   200 with a body that is not JSON
  *   wrong_shape 200 JSON without the results array the client needs
@@ -20,7 +21,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 
 export type FakeProviderKind = 'searxng' | 'brave' | 'tavily';
-export type FakeMode = 'ok' | 'empty' | 'http500' | 'http429' | 'hang' | 'malformed' | 'wrong_shape' | 'engines_down';
+export type FakeMode = 'ok' | 'empty' | 'http500' | 'http429' | 'quota' | 'hang' | 'malformed' | 'wrong_shape' | 'engines_down';
 
 /** A hit in provider-neutral form; the fake renders it in the provider's own fields. */
 export interface FakeHit {
@@ -186,6 +187,9 @@ export async function startFakeSearchProvider(kind: FakeProviderKind, opts: { ap
     switch (state.mode) {
       case 'http500':
         return send(res, 500, kind === 'brave' ? braveError(500, 'INTERNAL', 'Internal server error') : kind === 'tavily' ? { detail: { error: 'Internal Server Error' } } : 'Internal Server Error');
+      case 'quota':
+        if (kind === 'tavily') return send(res, 432, { detail: { error: "This request exceeds your plan's set usage limit. Please upgrade your plan or contact support@tavily.com" } });
+      // falls through: Brave and SearXNG report limits as 429
       case 'http429':
         return send(res, 429, kind === 'brave' ? braveError(429, 'RATE_LIMITED', 'Request rate limit exceeded for plan.') : kind === 'tavily' ? { detail: { error: 'Rate limit exceeded.' } } : 'Too Many Requests', { 'retry-after': '7' });
       case 'malformed':
