@@ -9,9 +9,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
-      { test: { name: 'unit', include: ['src/lib/**/*.test.ts', 'src/infra/**/*.test.ts', 'src/config/**/*.test.ts', 'src/http/**/*.test.ts'] } },
-      { test: { name: 'sqlite', include: e2e, env: { SVC_TEST_ENGINE: 'sqlite' } } },
-      { test: { name: 'postgres', include: e2e, env: { SVC_TEST_ENGINE: 'postgres' } } },
+      { extends: true, test: { name: 'unit', include: ['src/lib/**/*.test.ts', 'src/infra/**/*.test.ts', 'src/config/**/*.test.ts', 'src/http/**/*.test.ts'] } },
+      { extends: true, test: { name: 'sqlite', include: e2e, env: { SVC_TEST_ENGINE: 'sqlite' } } },
+      { extends: true, test: { name: 'postgres', include: e2e, env: { SVC_TEST_ENGINE: 'postgres' } } },
     ],
   },
 });

@@ -65,6 +65,11 @@ export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypeb
     config: { auth: 'none', validationCodes: ChallengeValidationCodes },
   }, async (request) => identity.verifyChallenge(request.body));
 
+  app.post('/v1/me/passport/revoke', {
+    schema: { summary: 'Revoke your passport (root key): challenges and session tokens stop working' },
+    config: { auth: 'root' },
+  }, async (request) => identity.revokePassport(agentOf(request)));
+
   app.get('/admin/agents/:agent_id', {
     schema: { params: AgentIdParams, summary: 'Operator view of an agent (admin)' },
     config: { auth: 'admin' },

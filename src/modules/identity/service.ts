@@ -299,6 +299,19 @@ export function createIdentityService(deps: IdentityDeps) {
       };
     },
 
+    /**
+     * POST /v1/me/passport/revoke (root): the passport stops verifying challenges and every
+     * session token derived from it stops working. The root API key keeps working so the owner can
+     * still reach the account. Revoking twice is refused with PASSPORT_REVOKED.
+     */
+    async revokePassport(auth: AuthContext) {
+      const now = clock.now();
+      if (!(await store.revokePassport(auth.agentId, now))) {
+        throw new ApiError(409, 'PASSPORT_REVOKED', 'This passport is already revoked');
+      }
+      return { status: 'success', agent_id: auth.agentId, revoked_at: iso(now) };
+    },
+
     async communityStats(): Promise<CommunityStats> {
       const now = clock.now();
       const [all, week, listed] = await Promise.all([store.countAgents(), store.countAgents(now - 7 * DAY), store.countListed()]);

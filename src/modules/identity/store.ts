@@ -83,6 +83,17 @@ export function createIdentityStore(db: Kysely<Database>) {
         .execute();
     },
 
+    /** Revokes the passport and every session token derived from it, in one transaction. */
+    async revokePassport(agentId: string, now: number): Promise<boolean> {
+      return db.transaction().execute(async (trx) => {
+        const r = await trx.updateTable('passports').set({ revoked_at: now })
+          .where('agent_id', '=', agentId).where('revoked_at', 'is', null).executeTakeFirst();
+        await trx.updateTable('api_keys').set({ revoked_at: now })
+          .where('agent_id', '=', agentId).where('kind', '=', 'session').where('revoked_at', 'is', null).execute();
+        return Number(r.numUpdatedRows) === 1;
+      });
+    },
+
     insertKey(key: ApiKeysTable) {
       return db.insertInto('api_keys').values(key).execute();
     },
