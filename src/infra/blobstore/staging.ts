@@ -4,7 +4,8 @@
  * time (back-pressure from the file write stream), whatever the body's size.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { open, readdir, rm, stat } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -40,20 +41,15 @@ export async function stageToFile(body: Readable, dir: string, maxBytes: number,
     },
   });
   const onBodyError = (err: Error) => meter.destroy(err);
-  const handle = await open(path, 'wx', 0o600);
-  let closed = false;
+  body.once('error', onBodyError);
   try {
-    body.once('error', onBodyError);
     // pipe() (unlike pipeline) leaves the source alive when the meter fails.
     body.pipe(meter);
-    await pipeline(meter, handle.createWriteStream({ autoClose: false, highWaterMark: 256 * 1024 }));
-    if (opts.fsync) await handle.sync();
-    await handle.close();
-    closed = true;
+    // `flush` fsyncs before close; pipeline resolves only once the file is closed.
+    await pipeline(meter, createWriteStream(path, { flags: 'wx', mode: 0o600, flush: opts.fsync, highWaterMark: 256 * 1024 }));
     return { path, sha256: hash.digest('hex'), sizeBytes };
   } catch (err) {
     body.unpipe(meter);
-    if (!closed) await handle.close().catch(() => undefined);
     await rm(path, { force: true });
     throw err;
   } finally {
