@@ -1,0 +1,43 @@
+/**
+ * The one error the parsing engine throws. `code` is what the module maps to HTTP; `reason` says
+ * why, so callers can tell a hostile or broken file (corrupt, too_large) from a resource stop
+ * (timeout, memory) or a bug on our side (internal).
+ */
+export type ParseFailureReason = 'timeout' | 'memory' | 'corrupt' | 'too_large' | 'unsupported' | 'internal';
+export type ParseFailureCode = 'PARSE_FAILED' | 'PARSE_UNSUPPORTED_TYPE';
+
+export class ParseFailure extends Error {
+  override readonly name = 'ParseFailure';
+  readonly code: ParseFailureCode;
+
+  constructor(
+    readonly reason: ParseFailureReason,
+    message: string,
+    options: { code?: ParseFailureCode; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = options.code ?? 'PARSE_FAILED';
+  }
+
+  /** Plain form that crosses the worker boundary (structured clone drops the class). */
+  toJSON(): { code: ParseFailureCode; reason: ParseFailureReason; message: string } {
+    return { code: this.code, reason: this.reason, message: this.message };
+  }
+}
+
+export function isParseFailure(e: unknown): e is ParseFailure {
+  return e instanceof ParseFailure;
+}
+
+export const corrupt = (message: string, cause?: unknown) => new ParseFailure('corrupt', message, { cause });
+export const tooLarge = (message: string) => new ParseFailure('too_large', message);
+
+/** Short text of an unknown thrown value, for messages. */
+export function describeError(e: unknown): string {
+  const text = e instanceof Error ? e.message : String(e);
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
+
+export function mib(bytes: number): string {
+  return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
+}

@@ -1,0 +1,73 @@
+/**
+ * Document parsing engine: PDF (pdfjs-dist), DOCX (mammoth), CSV (csv-parse), XLSX (exceljs),
+ * each parse in a worker thread under heap and time limits, returning one structured result
+ * (text, pages/sheets/tables, metadata, chunks for search). See docs/parsing.md.
+ *
+ * The main thread only stats the file; the worker reads it, by path, as a stream or in ranges, so
+ * a large blob is never held in a buffer here. Failures are ParseFailure (code PARSE_FAILED or
+ * PARSE_UNSUPPORTED_TYPE, with a reason), and the process keeps running whatever the file holds.
+ */
+import { stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { detectParseKind } from './detect';
+import { corrupt, describeError, mib, ParseFailure, tooLarge } from './errors';
+import { ParsePool, type PoolOptions } from './pool';
+import { resolveParseLimits, type ParseLimits, type ParseResult } from './types';
+
+export { detectParseKind } from './detect';
+export { chunkText, chunkRows, rowText, type ChunkOptions, type TextSpan, type RowChunk } from './chunk';
+export { ParseFailure, isParseFailure, type ParseFailureReason, type ParseFailureCode } from './errors';
+export { defaultParseLimits, resolveParseLimits } from './types';
+export type * from './types';
+
+export interface ParseInput {
+  /** A file on local disk (a local blob, or an S3 object streamed to a temp file first). */
+  path: string;
+}
+
+/** The narrow interface the parse module depends on. */
+export interface DocumentParser {
+  parse(input: ParseInput, contentType: string, limits?: Partial<ParseLimits>): Promise<ParseResult>;
+  close(): Promise<void>;
+}
+
+export interface DocumentParserOptions extends PoolOptions {
+  /** Defaults for every parse; per-call limits override them. */
+  limits?: Partial<ParseLimits>;
+}
+
+export function createDocumentParser(options: DocumentParserOptions = {}): DocumentParser {
+  const base = resolveParseLimits(options.limits);
+  const pool = new ParsePool({ concurrency: Math.min(4, availableParallelism()), ...options });
+  return {
+    async parse(input, contentType, limits = {}) {
+      const kind = detectParseKind(contentType);
+      if (!kind) {
+        throw new ParseFailure('unsupported', `cannot parse content type "${contentType}"; supported: PDF, DOCX, CSV, XLSX`, { code: 'PARSE_UNSUPPORTED_TYPE' });
+      }
+      const effective = resolveParseLimits({ ...base, ...limits });
+      let size: number;
+      try {
+        const info = await stat(input.path);
+        if (!info.isFile()) throw new Error('not a regular file');
+        size = info.size;
+      } catch (e) {
+        throw new ParseFailure('internal', `input file cannot be read: ${describeError(e)}`, { cause: e });
+      }
+      if (size === 0) throw corrupt(`${kind.toUpperCase()} is empty (0 bytes)`);
+      if (size > effective.maxInputBytes) {
+        throw tooLarge(`${kind.toUpperCase()} is ${mib(size)}, over the parse limit of ${mib(effective.maxInputBytes)}`);
+      }
+      return pool.run({ path: input.path, kind, contentType, sizeBytes: size, limits: effective });
+    },
+    close: () => pool.close(),
+  };
+}
+
+let shared: DocumentParser | undefined;
+
+/** Parses with a process-wide parser (default limits unless given). */
+export function parseDocument(input: ParseInput, contentType: string, limits: Partial<ParseLimits> = {}): Promise<ParseResult> {
+  shared ??= createDocumentParser();
+  return shared.parse(input, contentType, limits);
+}

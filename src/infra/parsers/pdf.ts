@@ -1,0 +1,157 @@
+/**
+ * PDF text with pdfjs-dist (legacy build, the one meant for Node). pdfjs reads the file itself from
+ * its path (range requests), so the bytes never pass through our code. One text block per page;
+ * lines come from pdfjs' end-of-line marks and baseline changes, and a vertical gap larger than
+ * 1.5 lines starts a new paragraph so the chunker has boundaries to cut at. Runs inside the parse
+ * worker; stops reading pages once the text budget is full.
+ */
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { open } from 'node:fs/promises';
+import type { Extracted, TextBlock } from './assemble';
+import type { Budget } from './budget';
+import { describeBytes, indexOf } from './detect';
+import { corrupt, describeError, ParseFailure, tooLarge } from './errors';
+
+type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
+let pdfjs: Promise<PdfJs> | undefined;
+const load = () => (pdfjs ??= import('pdfjs-dist/legacy/build/pdf.mjs'));
+
+const packageDir = dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
+const assets = {
+  // Trailing slashes matter: pdfjs appends file names.
+  standardFontDataUrl: join(packageDir, 'standard_fonts') + '/',
+  cMapUrl: join(packageDir, 'cmaps') + '/',
+};
+
+export async function extractPdf(path: string, budget: Budget): Promise<Extracted> {
+  await checkHeader(path);
+  const lib = await load();
+  const task = lib.getDocument({
+    url: pathToFileURL(path),
+    ...assets,
+    cMapPacked: true,
+    isEvalSupported: false, // never compile code from a hostile file
+    useSystemFonts: false,
+    disableFontFace: true,
+    verbosity: 0,
+  });
+  let doc: Awaited<typeof task.promise>;
+  try {
+    doc = await task.promise;
+  } catch (e) {
+    await task.destroy().catch(() => {});
+    const name = (e as { name?: string }).name;
+    if (name === 'PasswordException') throw new ParseFailure('unsupported', 'PDF is password-protected');
+    throw corrupt(`PDF is damaged or not a PDF: ${describeError(e)}`, e);
+  }
+  try {
+    const { maxPages } = budget.limits;
+    if (doc.numPages > maxPages) throw tooLarge(`PDF has ${doc.numPages} pages (limit ${maxPages})`);
+    const meta = await readMetadata(doc);
+    const blocks: TextBlock[] = [];
+    const warnings: string[] = [];
+    for (let n = 1; n <= doc.numPages; n++) {
+      if (budget.textFull) { budget.truncate('text'); break; }
+      let text: string;
+      try {
+        const page = await doc.getPage(n);
+        text = pageText((await page.getTextContent()).items as TextItem[]);
+        page.cleanup();
+      } catch (e) {
+        warnings.push(`page ${n}: ${describeError(e)}`);
+        text = '';
+      }
+      // Empty pages are kept, so page numbers and the pages array stay aligned.
+      blocks.push({ type: 'text', text, page: n });
+      budget.addText(text.length + 2);
+    }
+    return { blocks, meta: { ...meta, page_count: doc.numPages }, warnings, parser: `pdfjs-dist ${lib.version}` };
+  } finally {
+    await doc.destroy().catch(() => {});
+  }
+}
+
+async function checkHeader(path: string): Promise<void> {
+  const fh = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(1024);
+    const { bytesRead } = await fh.read(head, 0, 1024, 0);
+    const bytes = head.subarray(0, bytesRead);
+    if (indexOf(bytes, '%PDF-', 1024) < 0) throw corrupt(`content does not match its type: expected a PDF document, found ${describeBytes(bytes)}`);
+  } finally {
+    await fh.close();
+  }
+}
+
+interface TextItem { str?: string; hasEOL?: boolean; transform?: number[]; height?: number }
+
+/** Joins pdfjs text items into lines and paragraphs. */
+export function pageText(items: TextItem[]): string {
+  const lines: { y: number; h: number; text: string }[] = [];
+  let line = '';
+  let y: number | undefined;
+  let h = 0;
+  const endLine = () => {
+    if (line.trim() !== '' && y !== undefined) lines.push({ y, h, text: line.replace(/[ \t]+/g, ' ').trim() });
+    line = '';
+    y = undefined;
+    h = 0;
+  };
+  for (const item of items) {
+    if (typeof item.str !== 'string') continue; // marked-content items
+    const itemY = item.transform?.[5];
+    if (item.str !== '') {
+      // A baseline change without an EOL mark still starts a new line.
+      if (y !== undefined && itemY !== undefined && Math.abs(itemY - y) > Math.max(2, (item.height ?? 0) / 2)) endLine();
+      if (y === undefined) y = itemY;
+      h = Math.max(h, item.height ?? 0);
+      line += item.str;
+    }
+    if (item.hasEOL) endLine();
+  }
+  endLine();
+  let out = '';
+  for (let i = 0; i < lines.length; i++) {
+    const cur = lines[i]!;
+    if (i > 0) {
+      const prev = lines[i - 1]!;
+      const gap = Math.abs(prev.y - cur.y);
+      const height = Math.max(prev.h, cur.h, 1);
+      out += gap > height * 1.5 ? '\n\n' : '\n';
+    }
+    out += cur.text;
+  }
+  return out;
+}
+
+async function readMetadata(doc: { getMetadata(): Promise<{ info: object; metadata: { get(name: string): unknown } | null }> }) {
+  const { info, metadata } = await doc.getMetadata().catch(() => ({ info: {} as object, metadata: null }));
+  const i = info as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, 1000) : undefined);
+  const xmp = (name: string) => { try { return str(metadata?.get(name)); } catch { return undefined; } };
+  const fields = {
+    title: str(i.Title) ?? xmp('dc:title'),
+    author: str(i.Author) ?? xmp('dc:creator'),
+    subject: str(i.Subject),
+    keywords: str(i.Keywords),
+    creator: str(i.Creator),
+    producer: str(i.Producer),
+    created_at: pdfDate(str(i.CreationDate)),
+    modified_at: pdfDate(str(i.ModDate)),
+    language: str(i.Language),
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+}
+
+/** `D:20240131120000+01'00'` → ISO 8601, or undefined when it does not parse. */
+export function pdfDate(value: string | undefined): string | undefined {
+  const m = value && /^D?:?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?(Z|[+-]\d{2}'?\d{2}'?)?/.exec(value);
+  if (!m) return undefined;
+  const [, y, mo = '01', d = '01', hh = '00', mm = '00', ss = '00', tz] = m;
+  let zone = 'Z';
+  if (tz && tz !== 'Z') zone = `${tz.slice(0, 3)}:${tz.replace(/'/g, '').slice(3, 5) || '00'}`;
+  const t = Date.parse(`${y}-${mo}-${d}T${hh}:${mm}:${ss}${zone}`);
+  return Number.isNaN(t) ? undefined : new Date(t).toISOString();
+}

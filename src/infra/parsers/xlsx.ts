@@ -1,0 +1,120 @@
+/**
+ * XLSX with exceljs' streaming WorkbookReader: rows arrive one at a time, so a large sheet costs
+ * time, not memory (shared strings are cached, bounded by the ZIP guard's inflate limit). Cells are
+ * turned into the text a reader would see: formula results, rich text joined, dates as ISO 8601,
+ * numbers to 15 significant digits like Excel. Every row is read so counts are exact and a workbook
+ * over maxSourceRows fails; rows beyond the budget are counted, not kept.
+ */
+import { createRequire } from 'node:module';
+import type { Block, Extracted, SheetInfo, TableBlock } from './assemble';
+import type { Budget } from './budget';
+import { corrupt, describeError, ParseFailure, tooLarge } from './errors';
+import { openOoxml, readCoreProperties } from './ooxml';
+
+// exceljs is CommonJS; requiring it keeps the import cheap inside the worker.
+const require = createRequire(import.meta.url);
+type ExcelJs = typeof import('exceljs');
+let excel: ExcelJs | undefined;
+const load = (): ExcelJs => (excel ??= require('exceljs') as ExcelJs);
+
+interface SheetModel { id: number; name: string; state?: string }
+interface StreamRow { number: number; eachCell(cb: (cell: { value: unknown }, col: number) => void): void }
+interface StreamSheet extends AsyncIterable<StreamRow> { id: number | string; name?: string; state?: string }
+
+export async function extractXlsx(path: string, budget: Budget): Promise<Extracted> {
+  const zip = await openOoxml(path, 'xlsx', budget.limits);
+  const meta = await readCoreProperties(zip);
+  const { maxSourceRows, maxColumns } = budget.limits;
+  const ExcelJS = load();
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(path, {
+    worksheets: 'emit',
+    sharedStrings: 'cache',
+    styles: 'cache', // number formats: tells dates from numbers
+    hyperlinks: 'ignore',
+    entries: 'ignore',
+  });
+  const read: { sheet: StreamSheet; table: TableBlock; columns: number }[] = [];
+  let total = 0;
+  try {
+    for await (const sheet of reader as unknown as AsyncIterable<StreamSheet>) {
+      const name = sheet.name ?? `Sheet${sheet.id}`;
+      const table: TableBlock = { type: 'table', source: { kind: 'xlsx', sheet: name }, rows: [], row_numbers: [], row_count: 0, truncated: false, header: true, caption: `Sheet: ${name}` };
+      let columns = 0;
+      for await (const row of sheet) {
+        const cells: string[] = [];
+        row.eachCell((cell, col) => {
+          if (col > maxColumns) { budget.truncate('columns'); return; }
+          cells[col - 1] = cellText(cell.value);
+        });
+        for (let i = 0; i < cells.length; i++) cells[i] ??= '';
+        if (cells.every((c) => c.trim() === '')) continue;
+        total++;
+        if (total > maxSourceRows) throw tooLarge(`XLSX has more than ${maxSourceRows} rows (limit ${maxSourceRows})`);
+        table.row_count++;
+        columns = Math.max(columns, cells.length);
+        const kept = budget.takeRow(cells);
+        if (kept === undefined) table.truncated = true;
+        else if (kept.length > 0) { table.rows.push(kept); table.row_numbers.push(row.number); }
+      }
+      read.push({ sheet, table, columns });
+    }
+  } catch (e) {
+    if (e instanceof ParseFailure) throw e;
+    throw corrupt(`XLSX could not be read: ${describeError(e)}`, e);
+  } finally {
+    (reader as unknown as { stream?: { destroy(): void } }).stream?.destroy();
+  }
+
+  // Sheets in workbook order (the ZIP order the reader saw them in can differ).
+  const model = ((reader as unknown as { model?: { sheets?: SheetModel[] } }).model?.sheets ?? []);
+  const order = model.length > 0 ? model : read.map((r, i) => ({ id: Number(r.sheet.id) || i + 1, name: r.table.source.sheet!, state: r.sheet.state }));
+  const blocks: Block[] = [];
+  const sheets: SheetInfo[] = order.map((m, index) => {
+    const found = read.find((r) => r.table.source.sheet === m.name) ?? read.find((r) => String(r.sheet.id) === String(m.id));
+    const info: SheetInfo = {
+      name: m.name,
+      index,
+      hidden: m.state === 'hidden' || m.state === 'veryHidden',
+      row_count: found?.table.row_count ?? 0,
+      column_count: found?.columns ?? 0,
+      truncated: found?.table.truncated ?? false,
+    };
+    if (found && found.table.rows.length > 0) {
+      info.block = blocks.length;
+      blocks.push({ ...found.table, source: { kind: 'xlsx', sheet: m.name }, caption: `Sheet: ${m.name}` });
+    }
+    return info;
+  });
+  return { blocks, sheets, meta: { ...meta, sheet_count: sheets.length, row_count: total }, warnings: [], parser: 'exceljs' };
+}
+
+/** What a cell shows, as text. */
+export function cellText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return formatNumber(value);
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (value instanceof Date) return formatDate(value);
+  if (typeof value === 'object') {
+    const v = value as Record<string, unknown>;
+    if (Array.isArray(v.richText)) return (v.richText as { text?: string }[]).map((r) => r.text ?? '').join('');
+    if ('formula' in v || 'sharedFormula' in v) return cellText(v.result);
+    if ('hyperlink' in v) return cellText(v.text ?? v.hyperlink);
+    if (typeof v.error === 'string') return v.error;
+    if ('text' in v) return cellText(v.text);
+  }
+  return '';
+}
+
+function formatNumber(n: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  if (Number.isInteger(n)) return String(n);
+  return String(Number(n.toPrecision(15)));
+}
+
+function formatDate(d: Date): string {
+  if (Number.isNaN(d.getTime())) return '';
+  const iso = d.toISOString();
+  if (iso.endsWith('T00:00:00.000Z')) return iso.slice(0, 10);
+  return iso.replace(/\.000Z$/, 'Z');
+}
