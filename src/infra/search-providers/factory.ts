@@ -67,6 +67,21 @@ export interface SearchCacheHandle {
   kind: 'memory' | 'redis' | 'off';
   /** Closes the Redis connection this factory opened (never one passed in). */
   close(): Promise<void>;
+  /**
+   * Resolves true once the cache can serve (at once for memory/off; Redis: connected), false
+   * after timeoutMs. Optional to await: until Redis is up every lookup is simply a miss.
+   */
+  ready(timeoutMs?: number): Promise<boolean>;
+}
+
+function redisReady(redis: Redis, timeoutMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => { clearTimeout(timer); redis.off('ready', onReady); resolve(ok); };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    redis.on('ready', onReady);
+  });
 }
 
 export interface SearchCacheDeps {
@@ -79,10 +94,11 @@ export interface SearchCacheDeps {
 export function createSearchCache(config: { core: { redisUrl?: string }; search: SearchConfig }, deps: SearchCacheDeps): SearchCacheHandle {
   const { cache: choice, cacheMaxEntries } = config.search;
   const redisUrl = config.core.redisUrl;
-  if (choice === 'off') return { cache: null, kind: 'off', close: async () => {} };
+  const always = async () => true;
+  if (choice === 'off') return { cache: null, kind: 'off', close: async () => {}, ready: always };
   if (choice === 'redis' && !redisUrl && !deps.redis) throw new ConfigError(['SVC_SEARCH_CACHE=redis needs REDIS_URL']);
   if (choice === 'memory' || (choice === 'auto' && !redisUrl && !deps.redis)) {
-    return { cache: new LruSearchCache<CachedAnswer>(cacheMaxEntries, deps.clock), kind: 'memory', close: async () => {} };
+    return { cache: new LruSearchCache<CachedAnswer>(cacheMaxEntries, deps.clock), kind: 'memory', close: async () => {}, ready: always };
   }
   const owned = deps.redis ? null : createCacheRedisClient(redisUrl!);
   const redis = deps.redis ?? owned!;
@@ -94,6 +110,7 @@ export function createSearchCache(config: { core: { redisUrl?: string }; search:
     close: async () => {
       if (owned) await owned.quit().catch(() => owned.disconnect());
     },
+    ready: (timeoutMs = 2000) => redisReady(redis, timeoutMs),
   };
 }
 
@@ -101,8 +118,8 @@ export function createSearchCache(config: { core: { redisUrl?: string }; search:
 export function createWebSearch(
   config: { core: { redisUrl?: string }; search: SearchConfig },
   deps: SearchCacheDeps & { dispatcher?: Dispatcher },
-): { search: CachedSearch; fallback: FallbackSearch; cacheKind: SearchCacheHandle['kind']; close(): Promise<void> } {
+): { search: CachedSearch; fallback: FallbackSearch; cache: SearchCacheHandle } {
   const fallback = createFallbackSearch(config.search, deps.dispatcher);
-  const handle = createSearchCache(config, deps);
-  return { search: new CachedSearch(fallback, handle.cache, config.search.cacheTtlSeconds), fallback, cacheKind: handle.kind, close: handle.close };
+  const cache = createSearchCache(config, deps);
+  return { search: new CachedSearch(fallback, cache.cache, config.search.cacheTtlSeconds), fallback, cache };
 }
