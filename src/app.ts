@@ -11,6 +11,13 @@ import { healthRoutes } from './modules/health/routes';
 import { createIdentityStore } from './modules/identity/store';
 import { createIdentityService } from './modules/identity/service';
 import { identityRoutes } from './modules/identity/routes';
+import { createRouteTable } from './modules/discovery/route-table';
+import { registerOpenApi } from './modules/discovery/openapi';
+import { createToolCatalog } from './modules/discovery/tool-defs';
+import { discoveryRoutes } from './modules/discovery/routes';
+import { toolRoutes } from './modules/discovery/tool-routes';
+import { openApiRoutes } from './modules/discovery/openapi-routes';
+import { mcpRoutes } from './modules/mcp/routes';
 
 export interface AppOptions {
   config: Config;
@@ -71,10 +78,20 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
   installAuth(app, { authenticator: identity, adminKey: config.core.adminKey });
+  // Discovery sees every route registered after this line (route table, OpenAPI, MCP tools).
+  const routeTable = createRouteTable(app);
+  await registerOpenApi(app, { baseUrl: config.core.baseUrl, table: routeTable });
+  const toolCatalog = createToolCatalog(routeTable, config.core.baseUrl);
 
   // ---- modules ----
   await app.register(healthRoutes({ db: database.db, engine: database.engine }));
   await app.register(identityRoutes({ identity, envelope, baseUrl: config.core.baseUrl }));
+
+  // ---- discovery and MCP (derived lazily from the whole route table, so order does not matter) ----
+  await app.register(discoveryRoutes({ config, table: routeTable, identity }));
+  await app.register(toolRoutes(toolCatalog));
+  await app.register(openApiRoutes());
+  await app.register(mcpRoutes({ root: app, catalog: toolCatalog }));
 
   app.addHook('onClose', async () => {
     await database.close();

@@ -1,0 +1,104 @@
+/**
+ * Capabilities blocks about access and money: authentication, rate limits, tiers, pricing,
+ * referral rewards. Numbers come from src/lib/tiers.ts, the identity module's constants and
+ * the configuration; endpoint lists come from the live route table.
+ */
+import type { Config } from '../../config';
+import { PASSPORT_CHALLENGE_SCHEME } from '../../lib/signing';
+import { TIERS } from '../../lib/tiers';
+import { API_KEY_PREFIX, SESSION_PREFIX, SESSION_TTL_SECONDS } from '../identity/service';
+import type { RouteTable } from './route-table';
+import { endpointRef, endpointsMatching } from './schema-facts';
+
+export interface BlockContext {
+  config: Config;
+  table: RouteTable;
+  baseUrl: string;
+}
+
+const tierRows = () => Object.values(TIERS);
+
+export function authenticationBlock({ table, baseUrl }: BlockContext) {
+  const by = (modes: string[]) => table.all().filter((r) => modes.includes(r.auth)).map((r) => `${r.method} ${r.path}`);
+  return {
+    header: 'Authorization',
+    scheme: 'Bearer',
+    api_key_prefix: API_KEY_PREFIX,
+    session_token_prefix: SESSION_PREFIX,
+    session_token_lifetime_seconds: SESSION_TTL_SECONDS,
+    register_url: `${baseUrl}/v1/register`,
+    missing_or_invalid: { status: 401, error_code: 'INVALID_API_KEY' },
+    root_key_required: { status: 403, error_code: 'ROOT_KEY_REQUIRED', endpoints: by(['root']) },
+    public_endpoints: by(['none']),
+    optional_bearer_endpoints: by(['optional']),
+    admin: { header: 'X-Admin-Key', endpoints: by(['admin']) },
+    passport_session_exchange: {
+      scheme: PASSPORT_CHALLENGE_SCHEME,
+      steps: ['POST /v1/auth/passport/challenge with agent_id', 'sign sign_payload (UTF-8) with the Ed25519 private key',
+        'POST /v1/auth/passport/verify with agent_id, challenge_id and the base64 raw signature'],
+      endpoints: endpointsMatching(table, /^\/v1\/auth\/passport\//),
+    },
+  };
+}
+
+export function rateLimitsBlock({ config }: BlockContext) {
+  const memory = config.memory as Record<string, unknown>;
+  return {
+    memory_requests_per_minute: memory.memoryRatePerMinute ?? null,
+    memory_rate_limit_error: { status: 429, error_code: 'RATE_LIMIT_EXCEEDED', header: 'Retry-After' },
+    parse_per_minute_by_tier: Object.fromEntries(tierRows().map((t) => [t.name, t.parsePerMinute])),
+    parse_rate_limit_error: { status: 429, error_code: 'PARSE_RATE_LIMIT' },
+  };
+}
+
+export function billingTiersBlock() {
+  return tierRows().map((t) => ({
+    name: t.name,
+    label: t.label,
+    metering: t.metering,
+    search_calls_per_month: t.searchPerMonth,
+    browse_calls_per_month: t.browsePerMonth,
+    memory_writes_per_month: t.memoryWritesPerMonth,
+    memory_storage_bytes: t.memoryStorageBytes,
+    blob_storage_bytes: t.blobStorageBytes,
+    search_overage_usd_per_call: t.searchOverageUsdPerCall,
+    feedback_per_month: t.feedbackPerMonth,
+    parse_ops_per_month: t.parseOpsPerMonth,
+    parse_per_minute: t.parsePerMinute,
+    min_lifetime_purchase_usd: t.minLifetimePurchaseUnits === null ? null : (t.minLifetimePurchaseUnits / 10_000).toFixed(2),
+  }));
+}
+
+export const tierDescriptionsBlock = () => Object.fromEntries(tierRows().map((t) => [t.name, t.description]));
+
+export function pricingBlock({ table, baseUrl }: BlockContext) {
+  const config = table.find('GET', '/v1/billing/config');
+  return {
+    model: 'credits',
+    credit_usd: '0.01',
+    credit_purchase: 'any amount through a volume-discount slider (POST /v1/billing/credits/checkout)',
+    purchased_credit_expires: false,
+    free_forever: ['identity', 'passport', 'memory reads', 'reputation', 'commons read and write'],
+    credit_tiers: tierRows().filter((t) => t.minLifetimePurchaseUnits !== null).map((t) => ({
+      tier: t.name, from_lifetime_purchases_usd: (t.minLifetimePurchaseUnits! / 10_000).toFixed(2),
+    })),
+    billing_config_url: config ? `${baseUrl}${config.path}` : null,
+    endpoints: endpointsMatching(table, /^\/v1\/(billing|usage)/),
+  };
+}
+
+export function referralRewardsBlock({ table, baseUrl }: BlockContext, agentId?: string) {
+  const register = table.find('POST', '/v1/register');
+  return {
+    how: 'Pass your referral code as referral_agent when another agent registers; it is recorded as deferred.',
+    referral_field: 'referral_agent',
+    register_url: `${baseUrl}/v1/register`,
+    register_endpoint: register ? endpointRef(register) : null,
+    reward_usd_per_validated_signup: '0.50',
+    activity_window_days: 7,
+    max_payouts_per_referrer_per_utc_day: 5,
+    max_payouts_network_per_utc_day: 50,
+    exclusions: ['self-referral', 'same owner_identifier'],
+    ...(agentId ? { your_referral_code: agentId } : {}),
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * Capabilities blocks of the trust layer: passport, covenant, consolidation policy, policy
+ * bindings, recovery, journal, dispute, trust and directory. Constants quoted here are the
+ * spec's (Limits: trust and referral constants; Authentication: signature schemes); the
+ * endpoint lists come from the live route table, so a block lists only what this instance serves.
+ */
+import { ALL_CAPABILITIES } from '../identity/passport-view';
+import { PASSPORT_CHALLENGE_SCHEME } from '../../lib/signing';
+import type { BlockContext } from './blocks-core';
+import { boundsOf, endpointsMatching, fieldSchema } from './schema-facts';
+
+export function passportBlock({ table }: BlockContext) {
+  return {
+    did_scheme: 'did:svc:<agent_id>',
+    key_algorithm: 'ed25519',
+    suite: 'ed25519',
+    verified_capability_uris: [...ALL_CAPABILITIES],
+    trust_levels: ['floor', 'ephemeral', 'staked', 'sponsored', 'established'],
+    challenge_scheme: PASSPORT_CHALLENGE_SCHEME,
+    rotation_grace_seconds: 300,
+    private_key_policy: 'never stored; returned once at registration only when svc generated the keypair',
+    endpoints: endpointsMatching(table, /^\/v1\/(agents\/\{agent_id\}\/passport|agents\/passport|me\/passport|auth\/passport)/),
+  };
+}
+
+export function covenantBlock({ table }: BlockContext) {
+  return {
+    templates: ['owner-recovery-key', 'channel', 'successor-later', 'quorum-later'],
+    amend_scheme: 'svc.covenant.amend.v1',
+    legacy_enrolment_open_until: '2026-11-15T00:00:00Z',
+    endpoints: endpointsMatching(table, /covenant/),
+  };
+}
+
+export function consolidationPolicyBlock({ table }: BlockContext) {
+  return {
+    template_id: 'consolidation-v1',
+    params: ['schema_version', 'compression', 'weighting', 'fade_rules', 'declared_at'],
+    amend_scheme: 'svc.consolidation.amend.v1',
+    engine: 'none: the policy is recorded only',
+    endpoints: endpointsMatching(table, /consolidation-policy/),
+  };
+}
+
+export function policyBindingsBlock({ table }: BlockContext) {
+  return {
+    binding_types: ['tool_allow_list'],
+    max_allowed_tools: 32,
+    amend_scheme: 'svc.policy_binding.amend.v1',
+    enforced_at: 'POST /v1/agents/{parent_agent_id}/delegate (POLICY_BINDING_WRITE_SET_EXCEEDED)',
+    endpoints: endpointsMatching(table, /policy-bindings|\/delegate$/),
+  };
+}
+
+export function recoveryBlock({ table }: BlockContext) {
+  return {
+    intent_scheme: 'svc.recovery.intent.v1',
+    veto_scheme: 'svc.recovery.veto.v1',
+    veto_window_days: 7,
+    enrolment_grace_hours: 24,
+    staged_resurrection_days: 14,
+    custody: 'completion closes the custody epoch and opens a new one (a rebirth, not a silent key rotation)',
+    endpoints: endpointsMatching(table, /recovery|custody/),
+  };
+}
+
+export function journalBlock({ table }: BlockContext) {
+  const hash = fieldSchema(table, 'POST', '/v1/me/journal/commit', 'body', 'commitment_hash');
+  return {
+    commitment: 'base64 of exactly 32 bytes: SHA-256 over "svc:sealed-journal:v1\\n" + agent id + "\\n" + your local material, computed on the client',
+    commitment_hash: boundsOf(hash) ?? null,
+    attestation_sources: ['mcp_v163', 'langgraph_v163', 'api_v163'],
+    stored: 'digest only',
+    endpoints: endpointsMatching(table, /journal/),
+  };
+}
+
+export function disputeBlock({ table }: BlockContext) {
+  return {
+    who: 'the subject of the cited reputation event',
+    per_agent_per_utc_day: 3,
+    outcomes: { upheld: 'event weight becomes zero', dismissed: 'event unchanged' },
+    ledger: 'append-only; a decision adds a counter-entry',
+    endpoints: endpointsMatching(table, /dispute/),
+  };
+}
+
+export function trustBlock({ table }: BlockContext) {
+  return {
+    reputation_model: {
+      scoring_model: 'beta_v1', prior_alpha: 1, prior_beta: 1, half_life_days: 30, legacy_sub_signal_decay_days: 90,
+      sub_signal_minimum_interactions: 3,
+    },
+    stake_tiers_credits: { low: 1000, medium: 10_000, high: 50_000 },
+    stake_lock_days: 30,
+    unstake_cooling_days: 7,
+    sponsorship: { max_active_wards: 5, revoke_grace_days: 7, shared_slash_share: 0.25 },
+    slash_split: { harmed: 0.7, insurance: 0.2, burn: 0.1 },
+    endpoints: endpointsMatching(table, /(vouch|stake|sponsor|reputation|interaction|\/v1\/tools|\/v1\/me\/tools|approval-events)/),
+  };
+}
+
+export function directoryBlock({ table }: BlockContext) {
+  const limit = fieldSchema(table, 'GET', '/v1/agents', 'querystring', 'limit');
+  return {
+    opt_in: 'POST /v1/agents/passport/description with listed=true (unlisted by default)',
+    page_limit: boundsOf(limit) ?? { minimum: 1, maximum: 100, default: 20 },
+    pagination: 'opaque cursor (next_cursor)',
+    never_shown: ['API keys', 'owner identifiers', 'PEM public keys', 'credit balances'],
+    paid_placement: false,
+    endpoints: endpointsMatching(table, /^\/v1\/(agents$|agents\/\{agent_id\}\/agent-card|community)/),
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * GET /v1/guide and GET /v1/agent-template. The guide is the spec's step list; each step names
+ * the request to make, and the method/path/auth of that request are checked against the live
+ * route table (`served: false` marks a step whose route this instance does not have).
+ */
+import { SVC_VERSION } from '../../version';
+import type { RouteTable } from './route-table';
+import { TOOL_SPECS, toolName } from './tool-map';
+
+interface Step {
+  step: string;
+  why: string;
+  method: string;
+  path: string;
+  query?: Record<string, string | number>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  raw_body?: string;
+}
+
+const KEY = { authorization: 'Bearer <api_key>' };
+
+const STEPS: { group: string; steps: Step[] }[] = [
+  { group: 'start', steps: [
+    { step: 'discover', why: 'Learn every endpoint, limit and price of this instance.', method: 'GET', path: '/v1/capabilities' },
+    { step: 'register', why: 'Get an API key (shown once) and an Ed25519 passport. Generate your own keypair and send only the public key.', method: 'POST', path: '/v1/register',
+      body: { agent_name: 'my-agent', owner_identifier: 'owner@example.com', agree_to_terms: true, passport_public_key: '<PEM SPKI or base64 raw Ed25519 public key>' } },
+    { step: 'referral', why: 'Your referral code is your agent_id; another agent passes it as referral_agent when registering.', method: 'GET', path: '/v1/me', headers: KEY },
+  ] },
+  { group: 'use', steps: [
+    { step: 'search', why: 'Web search with credibility scores; keep _svc.search_id for feedback.', method: 'GET', path: '/v1/search', query: { q: 'latest EU AI act guidance', num_results: 5 }, headers: KEY },
+    { step: 'feedback', why: 'Tell svc whether a result helped.', method: 'POST', path: '/v1/feedback', headers: KEY,
+      body: { ref_type: 'search_id', ref_id: '<_svc.search_id>', signal: 'helpful', note: 'optional, at most 500 characters' } },
+    { step: 'check usage', why: 'Calls this month and the 7-day breakdown.', method: 'GET', path: '/v1/usage', headers: KEY },
+    { step: 'upgrade', why: 'Buy credits in any amount past the free floors; payment completes on the billing page.', method: 'POST', path: '/v1/billing/credits/checkout', headers: KEY, body: { credits: 1000 } },
+  ] },
+  { group: 'memory', steps: [
+    { step: 'store', why: 'Save JSON under a key (one path segment; use . or :).', method: 'PUT', path: '/v1/memory/project.notes', headers: KEY, body: { value: { summary: 'what I learned' }, importance: 'high', source: 'search' } },
+    { step: 'retrieve', why: 'Read the latest live value.', method: 'GET', path: '/v1/memory/project.notes', headers: KEY },
+    { step: 'list', why: 'Metadata of your keys (no values).', method: 'GET', path: '/v1/memory', query: { prefix: 'project.', per_page: 50 }, headers: KEY },
+    { step: 'stats', why: 'Write quota and storage used.', method: 'GET', path: '/v1/memory/stats', headers: KEY },
+    { step: 'context', why: 'Reload the most important, most recent memories at the start of a session.', method: 'GET', path: '/v1/memory/context', query: { limit: 10 }, headers: KEY },
+    { step: 'semantic search', why: 'Find memories by meaning.', method: 'GET', path: '/v1/memory/search', query: { q: 'what did I learn about pricing', limit: 5 }, headers: KEY },
+  ] },
+  { group: 'blobs', steps: [
+    { step: 'upload', why: 'Store bytes; the blob_id is content-addressed.', method: 'PUT', path: '/v1/blobs', headers: { ...KEY, 'content-type': 'application/pdf' }, raw_body: '<the file bytes>' },
+    { step: 'download', why: 'Read the bytes back (HTTP Range supported).', method: 'GET', path: '/v1/blobs/<blob_id>', headers: KEY },
+    { step: 'list', why: 'Your blobs.', method: 'GET', path: '/v1/blobs', headers: KEY },
+    { step: 'metadata', why: 'Size, type and dates of one blob.', method: 'GET', path: '/v1/blobs/<blob_id>/meta', headers: KEY },
+    { step: 'delete', why: 'Soft-delete a blob.', method: 'DELETE', path: '/v1/blobs/<blob_id>', headers: KEY },
+  ] },
+];
+
+/** The route an example path hits: a static route first (/v1/memory/stats), else a pattern (/v1/memory/{key}). */
+function routeFor(table: RouteTable, method: string, path: string) {
+  const routes = table.all().filter((r) => r.method === method);
+  const exact = routes.find((r) => r.path === path);
+  if (exact) return exact;
+  const segs = path.split('/');
+  return routes.find((r) => {
+    const rs = r.path.split('/');
+    return rs.length === segs.length && rs.every((s, i) => s === segs[i] || /^\{.+\}$/.test(s));
+  });
+}
+
+export function guideDocument(table: RouteTable, baseUrl: string) {
+  let n = 0;
+  return {
+    status: 'success',
+    version: SVC_VERSION,
+    base_url: baseUrl,
+    steps: STEPS.flatMap((g) => g.steps.map((s) => {
+      const route = routeFor(table, s.method, s.path);
+      const qs = s.query ? `?${new URLSearchParams(Object.entries(s.query).map(([k, v]): [string, string] => [k, String(v)]))}` : '';
+      return {
+        n: ++n,
+        group: g.group,
+        step: s.step,
+        why: s.why,
+        request: {
+          method: s.method,
+          url: `${baseUrl}${s.path}${qs}`,
+          ...(s.headers ? { headers: s.headers } : {}),
+          ...(s.body !== undefined ? { body: s.body } : {}),
+          ...(s.raw_body !== undefined ? { raw_body: s.raw_body } : {}),
+        },
+        route: route ? `${route.method} ${route.path}` : null,
+        auth: route?.auth ?? (s.headers ? 'key' : 'none'),
+        summary: route?.summary ?? null,
+        served: route !== undefined,
+      };
+    })),
+  };
+}
+
+export function agentTemplate(baseUrl: string) {
+  return {
+    status: 'success',
+    version: SVC_VERSION,
+    instructions: 'Fill in the <...> values, keep api_key and the private key secret, and load this at start-up.',
+    template: {
+      svc: {
+        base_url: baseUrl,
+        api_key_env: 'SVC_API_KEY',
+        api_key: '<api_key from POST /v1/register; shown once>',
+        agent_id: '<agent_id from POST /v1/register>',
+        did: 'did:svc:<agent_id>',
+        referral_code: '<agent_id>',
+      },
+      registration: {
+        agent_name: '<letters, digits, hyphens, underscores>',
+        owner_identifier: '<a stable identifier of your owner>',
+        agree_to_terms: true,
+        passport_public_key: '<PEM SPKI of your Ed25519 public key>',
+        recovery_public_key: null,
+        referral_agent: null,
+        registration_source: null,
+      },
+      passport: { private_key_path: '<where you keep the Ed25519 private key>', key_algorithm: 'ed25519' },
+      memory: { key_prefix: '<agent-name>.', default_importance: 'normal', reload_context_on_start: true, context_limit: 10 },
+      search: { num_results: 10, give_feedback: true },
+      mcp: {
+        url: `${baseUrl}/mcp`,
+        transport: 'streamable-http',
+        headers: { Authorization: 'Bearer ${SVC_API_KEY}' },
+        manifest_url: `${baseUrl}/v1/mcp/manifest`,
+        tools: TOOL_SPECS.map((t) => toolName(t.id)),
+      },
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * OpenAPI 3.1 from the route schemas (@fastify/swagger, registered before any module so it
+ * sees every route). Added here, once, for every operation: the security requirement that
+ * matches the route's auth mode, and the error responses it can give (shared ApiError schema;
+ * each response lists its error codes). The spec's "not shown" items are documented as
+ * svc's designs in `x-svc-designs`.
+ */
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import type { AuthMode } from '../../http/route-config';
+import { SVC_VERSION } from '../../version';
+import { NOT_SHOWN_DESIGNS } from './designs';
+import type { RouteInfo, RouteTable } from './route-table';
+
+export const ApiErrorSchema = {
+  type: 'object',
+  description: 'Every refusal. Validation failures add `field`; limit errors add `upgrade_url`; 401 adds `register_url`; 500 adds `request_id`.',
+  required: ['error_code', 'message'],
+  properties: {
+    error_code: { type: 'string', description: 'Stable machine-readable code, e.g. INVALID_API_KEY' },
+    message: { type: 'string', description: 'Human-readable explanation' },
+    field: { type: 'string', description: 'Failing input, as <body|querystring|params>.<field>' },
+    upgrade_url: { type: 'string', description: 'Where to buy credits (limit errors)' },
+    register_url: { type: 'string', description: 'Where to get an API key (401)' },
+    request_id: { type: 'string', description: 'Correlates a 500 with the server log' },
+  },
+  additionalProperties: true,
+};
+
+const SECURITY: Record<AuthMode, Record<string, string[]>[]> = {
+  none: [],
+  optional: [{}, { bearer: [] }],
+  key: [{ bearer: [] }],
+  root: [{ bearer: [] }],
+  admin: [{ adminKey: [] }],
+};
+
+type Codes = Map<number, Set<string>>;
+const add = (m: Codes, status: number, code: string) => (m.get(status) ?? m.set(status, new Set()).get(status)!).add(code);
+
+/** The error responses a route can give, from its auth mode and schemas. */
+export function errorCodesOf(r: RouteInfo): Codes {
+  const m: Codes = new Map();
+  if (r.auth === 'key' || r.auth === 'root' || r.auth === 'optional') add(m, 401, 'INVALID_API_KEY');
+  if (r.auth === 'root') add(m, 403, 'ROOT_KEY_REQUIRED');
+  if (r.auth === 'admin') { add(m, 401, 'INVALID_ADMIN_KEY'); add(m, 503, 'ADMIN_NOT_CONFIGURED'); }
+  if (r.params || r.querystring || r.body) add(m, 422, 'VALIDATION_FAILED');
+  for (const v of Object.values(r.validationCodes)) add(m, v.status, v.code);
+  if (r.body) { add(m, 400, 'INVALID_JSON'); add(m, 413, 'PAYLOAD_TOO_LARGE'); add(m, 415, 'UNSUPPORTED_MEDIA_TYPE'); }
+  add(m, 500, 'INTERNAL_ERROR');
+  return m;
+}
+
+const errorRef = { $ref: '#/components/schemas/ApiError' };
+
+function decorate(doc: Record<string, any>, table: RouteTable) {
+  for (const [path, item] of Object.entries<Record<string, any>>(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries<Record<string, any>>(item)) {
+      const route = table.find(method, path);
+      if (!route || typeof op !== 'object') continue;
+      op.security = SECURITY[route.auth];
+      op['x-svc-auth'] = route.auth;
+      op.responses ??= {};
+      for (const [status, codes] of errorCodesOf(route)) {
+        const list = [...codes];
+        op.responses[String(status)] ??= {
+          description: `Error: ${list.join(', ')}`,
+          content: { 'application/json': { schema: { ...errorRef, 'x-svc-error-codes': list } } },
+        };
+      }
+    }
+  }
+  return doc;
+}
+
+export async function registerOpenApi(app: FastifyInstance, opts: { baseUrl: string; table: RouteTable }): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'svc API',
+        version: SVC_VERSION,
+        description: 'Identity, memory, search, documents, browsing, trust and billing for software agents. '
+          + 'Start at GET /v1/capabilities or GET /v1/guide. Errors share the ApiError body.',
+      },
+      servers: [{ url: opts.baseUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'svc_ API key or svc_session_ token' },
+          adminKey: { type: 'apiKey', in: 'header', name: 'X-Admin-Key' },
+        },
+        schemas: { ApiError: ApiErrorSchema as any },
+      },
+    },
+    transformObject: (documentObject) => {
+      const doc = (documentObject as { openapiObject: Record<string, any> }).openapiObject;
+      decorate(doc, opts.table);
+      doc['x-svc-designs'] = NOT_SHOWN_DESIGNS;
+      return doc;
+    },
+  });
+}

@@ -1,0 +1,75 @@
+/**
+ * The live route table: every route registered on the app, collected with an onRoute hook that
+ * app.ts installs before any module registers. Capabilities, OpenAPI decoration, MCP tool
+ * definitions and the route-auth test all read this one list, so a route added later by any
+ * module appears everywhere without anyone editing a document.
+ */
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { AuthMode } from '../../http/route-config';
+
+export type JsonSchema = Record<string, any>;
+
+export interface RouteInfo {
+  method: string;
+  /** Fastify form, e.g. /v1/memory/:key */
+  url: string;
+  /** OpenAPI form, e.g. /v1/memory/{key} */
+  path: string;
+  auth: AuthMode;
+  summary: string;
+  description?: string;
+  params?: JsonSchema;
+  querystring?: JsonSchema;
+  body?: JsonSchema;
+  response?: Record<string, JsonSchema>;
+  validationCodes: Record<string, { status: number; code: string; message?: string }>;
+  /** Routes whose body is not JSON (blob upload) say which media types they take. */
+  consumes?: string[];
+}
+
+export interface RouteTable {
+  all(): RouteInfo[];
+  find(method: string, path: string): RouteInfo | undefined;
+}
+
+export const toOpenApiPath = (url: string): string => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+function infoOf(opts: RouteOptions, method: string): RouteInfo {
+  const schema = (opts.schema ?? {}) as Record<string, any>;
+  const config = (opts.config ?? {}) as Record<string, any>;
+  return {
+    method,
+    url: opts.url,
+    path: toOpenApiPath(opts.url),
+    auth: (config.auth as AuthMode | undefined) ?? 'key',
+    summary: schema.summary ?? config.summary ?? '',
+    description: schema.description,
+    params: schema.params,
+    querystring: schema.querystring,
+    body: schema.body,
+    response: schema.response,
+    validationCodes: config.validationCodes ?? {},
+    consumes: schema.consumes,
+  };
+}
+
+/** Installs the collecting hook; call before registering any module. */
+export function createRouteTable(app: FastifyInstance): RouteTable {
+  const routes: RouteInfo[] = [];
+  app.addHook('onRoute', (opts) => {
+    const methods = Array.isArray(opts.method) ? opts.method : [opts.method];
+    for (const m of methods) {
+      // Fastify adds a HEAD twin to every GET; it is not a route of its own.
+      if (m === 'HEAD') continue;
+      routes.push(infoOf(opts, m.toUpperCase()));
+    }
+  });
+  const key = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
+  return {
+    all: () => [...routes].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method)),
+    find(method, path) {
+      const k = key(method, toOpenApiPath(path));
+      return routes.find((r) => key(r.method, r.path) === k);
+    },
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * Discovery routes: capabilities, guide, agent template, community statistics, agent cards and
+ * the ai-agent discovery document. All public; capabilities reads an optional Bearer.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Config } from '../../config';
+import type { IdentityService } from '../identity/service';
+import { agentCardOf, aiAgentDocument, svcAgentCard, type PassportView } from './agent-card';
+import { capabilitiesDocument } from './capabilities';
+import { agentTemplate, guideDocument } from './guide';
+import type { RouteTable } from './route-table';
+
+export interface DiscoveryDeps {
+  config: Config;
+  table: RouteTable;
+  identity: IdentityService;
+}
+
+export const discoveryRoutes = (deps: DiscoveryDeps): FastifyPluginAsyncTypebox => async (app) => {
+  const { config, table, identity } = deps;
+  const baseUrl = config.core.baseUrl;
+  const ctx = { config, table, baseUrl };
+
+  app.get('/v1/capabilities', {
+    schema: { summary: 'Everything this instance offers: endpoints, auth, limits, tiers, pricing, trust layer, MCP', tags: ['discovery'] },
+    config: { auth: 'optional' },
+  }, async (request) => capabilitiesDocument(ctx, request.auth));
+
+  app.get('/v1/guide', {
+    schema: { summary: 'Step-by-step guide: each step with the request to make', tags: ['discovery'] },
+    config: { auth: 'none' },
+  }, async () => guideDocument(table, baseUrl));
+
+  app.get('/v1/agent-template', {
+    schema: { summary: 'Configuration template an agent fills in', tags: ['discovery'] },
+    config: { auth: 'none' },
+  }, async () => agentTemplate(baseUrl));
+
+  app.get('/v1/community', {
+    schema: { summary: 'The four founding-period statistics', tags: ['discovery'] },
+    config: { auth: 'none' },
+  }, async () => ({ status: 'success', ...(await identity.communityStats()) }));
+
+  app.get('/v1/agents/:agent_id/agent-card', {
+    schema: {
+      summary: 'A2A agent card of an agent, synthesized from its passport (minimal unless listed with a bio)',
+      tags: ['discovery'],
+      params: Type.Object({ agent_id: Type.String({ maxLength: 64 }) }),
+    },
+    config: { auth: 'none' },
+  }, async (request) => {
+    const passport = (await identity.publicPassport(request.params.agent_id)) as PassportView;
+    const agent = await identity.getAgent(passport.agent_id);
+    return agentCardOf(passport, baseUrl, agent?.agent_card_url ?? null);
+  });
+
+  app.get('/.well-known/agent-card.json', {
+    schema: { summary: 'A2A v1.0 agent card of svc itself', tags: ['discovery'] },
+    config: { auth: 'none' },
+  }, async () => svcAgentCard(baseUrl));
+
+  app.get('/.well-known/ai-agent.json', {
+    schema: { summary: 'Discovery document: where everything else is', tags: ['discovery'] },
+    config: { auth: 'none' },
+  }, async () => aiAgentDocument(baseUrl));
+};

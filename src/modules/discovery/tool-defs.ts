@@ -1,0 +1,162 @@
+/**
+ * Tool definitions derived from TOOL_SPECS and the live route table. Derivation happens on
+ * first use after the app is ready (no route can be added after that), so tools whose routes a
+ * module registers later still get schemas from that module's route schemas. The served bytes
+ * are computed once; the manifest hashes exactly those bytes.
+ */
+import { createHash } from 'node:crypto';
+import { SVC_VERSION } from '../../version';
+import type { JsonSchema, RouteInfo, RouteTable } from './route-table';
+import { TOOL_SPECS, toolFile, toolName, type ToolAction, type ToolSpec } from './tool-map';
+
+export interface ResolvedAction extends ToolAction {
+  route?: RouteInfo;
+  /** Where each input goes when the tool is called. */
+  inputs: { params: string[]; query: string[]; body: string[] };
+  required: string[];
+}
+
+export interface ToolDefinition {
+  spec: ToolSpec;
+  name: string;
+  file: string;
+  actions: ResolvedAction[];
+  inputSchema: JsonSchema;
+  /** True when at least one action's route is served by this instance. */
+  available: boolean;
+}
+
+const pathParams = (path: string): string[] => [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]);
+
+const propsOf = (s?: JsonSchema): Record<string, JsonSchema> => (s && typeof s.properties === 'object' ? s.properties : {});
+const reqOf = (s?: JsonSchema): string[] => (s && Array.isArray(s.required) ? s.required : []);
+
+/** Plain JSON copy: drops TypeBox's non-enumerable markers and any functions. */
+const plain = (s: JsonSchema): JsonSchema => JSON.parse(JSON.stringify(s));
+
+function resolveAction(action: ToolAction, table: RouteTable): { resolved: ResolvedAction; props: Record<string, JsonSchema> } {
+  const route = table.find(action.method, action.path);
+  const props: Record<string, JsonSchema> = {};
+  const inputs = { params: [] as string[], query: [] as string[], body: [] as string[] };
+  const required = new Set<string>();
+  const params = route?.params ? propsOf(route.params) : Object.fromEntries(pathParams(action.path).map((p) => [p, { type: 'string' }]));
+  for (const [k, v] of Object.entries(params)) {
+    props[k] = plain(v);
+    inputs.params.push(k);
+    required.add(k);
+  }
+  for (const [k, v] of Object.entries(propsOf(route?.querystring))) {
+    props[k] ??= plain(v);
+    inputs.query.push(k);
+  }
+  reqOf(route?.querystring).forEach((k) => required.add(k));
+  if (action.body === 'raw-body') {
+    props.content_base64 = { type: 'string', description: 'The bytes to store, base64-encoded' };
+    props.content_type = { type: 'string', description: 'Media type of the bytes, e.g. application/pdf', default: 'application/octet-stream' };
+    required.add('content_base64');
+  } else {
+    for (const [k, v] of Object.entries(propsOf(route?.body))) {
+      props[k] ??= plain(v);
+      inputs.body.push(k);
+    }
+    reqOf(route?.body).forEach((k) => required.add(k));
+  }
+  return { resolved: { ...action, route, inputs, required: [...required] }, props };
+}
+
+function derive(spec: ToolSpec, table: RouteTable): ToolDefinition {
+  const resolved = spec.actions.map((a) => resolveAction(a, table));
+  const single = resolved.length === 1;
+  const properties: Record<string, JsonSchema> = {};
+  const usedBy: Record<string, string[]> = {};
+  if (!single) {
+    properties.action = {
+      type: 'string',
+      enum: resolved.map((r) => r.resolved.action),
+      description: resolved.map((r) => `${r.resolved.action}: ${r.resolved.route?.summary || `${r.resolved.method} ${r.resolved.path}`}`).join('; '),
+    };
+  }
+  for (const r of resolved) {
+    for (const [k, v] of Object.entries(r.props)) {
+      properties[k] ??= v;
+      (usedBy[k] ??= []).push(r.resolved.action);
+    }
+  }
+  if (!single) {
+    for (const [k, actions] of Object.entries(usedBy)) {
+      const req = resolved.filter((r) => r.resolved.required.includes(k)).map((r) => r.resolved.action);
+      const note = `Used by: ${actions.join(', ')}${req.length ? `; required by: ${req.join(', ')}` : ''}.`;
+      properties[k] = { ...properties[k], description: properties[k].description ? `${properties[k].description}. ${note}` : note };
+    }
+  }
+  const inputSchema: JsonSchema = {
+    type: 'object',
+    properties,
+    required: single ? resolved[0].resolved.required : ['action'],
+    additionalProperties: false,
+  };
+  return {
+    spec,
+    name: toolName(spec.id),
+    file: toolFile(spec.id),
+    actions: resolved.map((r) => r.resolved),
+    inputSchema,
+    available: resolved.some((r) => r.resolved.route !== undefined),
+  };
+}
+
+export interface ToolCatalog {
+  definitions(): ToolDefinition[];
+  /** The exact bytes served at /mcp/v1/<file>. */
+  bytesOf(file: string): Buffer | undefined;
+  manifest(): { body: Buffer; etag: string };
+}
+
+export const sha256Hex = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
+
+/** The document served for one tool; its name is inside the hashed bytes. */
+function fileDocument(d: ToolDefinition, baseUrl: string): Record<string, unknown> {
+  return {
+    schema_version: 'svc.tool.v1',
+    id: d.file.replace(/\.json$/, ''),
+    name: d.name,
+    description: d.spec.description,
+    inputSchema: d.inputSchema,
+    actions: d.actions.map((x) => ({
+      action: x.action,
+      method: x.method,
+      path: x.path,
+      url: `${baseUrl}${x.path}`,
+      auth: x.route?.auth ?? 'key',
+      summary: x.route?.summary ?? '',
+      required: x.required,
+      served: x.route !== undefined,
+    })),
+    authentication: { type: 'http', scheme: 'bearer', header: 'Authorization', format: 'Bearer svc_...' },
+    mcp_endpoint: `${baseUrl}/mcp`,
+    svc_version: SVC_VERSION,
+  };
+}
+
+export function createToolCatalog(table: RouteTable, baseUrl: string): ToolCatalog {
+  let built: { defs: ToolDefinition[]; files: Map<string, Buffer>; manifest: { body: Buffer; etag: string } } | undefined;
+  const build = () => {
+    if (built) return built;
+    const defs = TOOL_SPECS.map((s) => derive(s, table));
+    const files = new Map(defs.map((d) => [d.file, Buffer.from(`${JSON.stringify(fileDocument(d, baseUrl), null, 2)}\n`)]));
+    const tools = Object.fromEntries(defs.map((d) => [d.file.replace(/\.json$/, ''), sha256Hex(files.get(d.file)!)]));
+    const body = Buffer.from(`${JSON.stringify({
+      version: SVC_VERSION,
+      algorithm: 'sha256',
+      tools,
+      urls: Object.fromEntries(defs.map((d) => [d.file.replace(/\.json$/, ''), `${baseUrl}/mcp/v1/${d.file}`])),
+    }, null, 2)}\n`);
+    built = { defs, files, manifest: { body, etag: `"${sha256Hex(body)}"` } };
+    return built;
+  };
+  return {
+    definitions: () => build().defs,
+    bytesOf: (file) => build().files.get(file),
+    manifest: () => build().manifest,
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * POST /mcp: the live MCP endpoint (Streamable HTTP, stateless: a fresh server and transport
+ * per request, so any instance can answer any request). The route is `auth: 'key'`, so the
+ * shared auth hook refuses a missing or invalid Bearer with 401 INVALID_API_KEY before MCP
+ * runs; tool calls then reuse that same Authorization header. GET and DELETE /mcp (server-sent
+ * stream, session end) have no meaning without sessions and answer 405.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { ToolCatalog } from '../discovery/tool-defs';
+import { createMcpServer } from './server';
+
+export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog }): FastifyPluginAsyncTypebox => async (app) => {
+  app.post('/mcp', {
+    schema: { summary: 'Model Context Protocol endpoint (Streamable HTTP, JSON-RPC): the svc_* tools', tags: ['mcp'] },
+    config: { auth: 'key' },
+  }, async (request, reply) => {
+    const server = createMcpServer(deps.root, deps.catalog, request.headers.authorization);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    reply.hijack();
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+  });
+
+  const notAllowed = { error_code: 'METHOD_NOT_ALLOWED', message: 'This MCP endpoint is stateless: use POST /mcp' };
+  for (const method of ['GET', 'DELETE'] as const) {
+    app.route({
+      method, url: '/mcp',
+      schema: { summary: `${method} /mcp: not used by the stateless MCP endpoint (405)`, tags: ['mcp'] },
+      config: { auth: 'key' },
+      handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(notAllowed),
+    });
+  }
+};

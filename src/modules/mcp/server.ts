@@ -1,0 +1,29 @@
+/**
+ * The MCP server of one request (stateless Streamable HTTP): lists the tools this instance
+ * serves, with the same names and input schemas as the tool definition files, and runs each
+ * call through the HTTP route it maps to (dispatch.ts).
+ */
+import type { FastifyInstance } from 'fastify';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { SVC_VERSION } from '../../version';
+import type { ToolCatalog } from '../discovery/tool-defs';
+import { callTool } from './dispatch';
+
+export function createMcpServer(app: FastifyInstance, catalog: ToolCatalog, authorization?: string): Server {
+  const server = new Server({ name: 'svc', version: SVC_VERSION }, { capabilities: { tools: {} } });
+  const served = () => catalog.definitions().filter((d) => d.available);
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: served().map((d) => ({ name: d.name, description: d.spec.description, inputSchema: d.inputSchema as { type: 'object' } })),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const def = served().find((d) => d.name === request.params.name);
+    if (!def) {
+      return { isError: true, content: [{ type: 'text' as const, text: JSON.stringify({ error_code: 'TOOL_NOT_FOUND', message: `No tool ${request.params.name}` }) }] };
+    }
+    return callTool(app, def, (request.params.arguments ?? {}) as Record<string, unknown>, authorization);
+  });
+  return server;
+}
