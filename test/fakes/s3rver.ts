@@ -21,7 +21,7 @@ export interface FakeS3 {
   endpoint: string;
   bucket: string;
   region: string;
-  /** s3rver's fixed credentials; requests are signature-checked with them. */
+  /** s3rver's fixed credentials. It rejects an unknown access key id but does not verify SigV4 signatures. */
   accessKeyId: string;
   secretAccessKey: string;
   /** Where s3rver keeps objects (for tests that look at what is stored). */
