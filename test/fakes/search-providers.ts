@@ -9,6 +9,7 @@
  *   http429     429 rate limit, Retry-After: 7
  *   quota       Tavily: 432 plan usage limit; the others: as http429
  *   hang        accepts the request and never answers (timeouts)
+ *   stall_body  sends 200 headers and part of the body, then nothing (body-read timeouts)
  *   malformed   200 with a body that is not JSON
  *   wrong_shape 200 JSON without the results array the client needs
  *   engines_down (SearXNG) no results and every engine listed as unresponsive
@@ -21,7 +22,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 
 export type FakeProviderKind = 'searxng' | 'brave' | 'tavily';
-export type FakeMode = 'ok' | 'empty' | 'http500' | 'http429' | 'quota' | 'hang' | 'malformed' | 'wrong_shape' | 'engines_down';
+export type FakeMode = 'ok' | 'empty' | 'http500' | 'http429' | 'quota' | 'hang' | 'stall_body' | 'malformed' | 'wrong_shape' | 'engines_down';
 
 /** A hit in provider-neutral form; the fake renders it in the provider's own fields. */
 export interface FakeHit {
@@ -169,6 +170,10 @@ export async function startFakeSearchProvider(kind: FakeProviderKind, opts: { ap
     state.log.push({ method: req.method ?? '', path: u.pathname, q, count, headers: req.headers, body, authorized });
 
     if (state.mode === 'hang') return; // the socket stays open until close()
+    if (state.mode === 'stall_body') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.write('{"results": [');
+    }
     if (state.delayMs > 0) await new Promise((r) => setTimeout(r, state.delayMs));
 
     // Authentication and validation come before any mode, as on the real services.

@@ -89,7 +89,13 @@ describe.each(['searxng', 'brave', 'tavily'] as const)('%s client', (kind) => {
     expect(took).toBeLessThan(2000);
   });
 
-  test('a slow body that exceeds the limit also times out', async () => {
+  test('the limit covers the body too: headers on time, body never finished', async () => {
+    fake.mode = 'stall_body';
+    const e = await failure(client(kind, fake.url, fake.apiKey, 200).search('q', 5));
+    expect(e.code).toBe('SEARCH_PROVIDER_TIMEOUT');
+  });
+
+  test('an answer slower than the limit times out', async () => {
     fake.delayMs = 600;
     const e = await failure(client(kind, fake.url, fake.apiKey, 200).search('q', 5));
     expect(e.code).toBe('SEARCH_PROVIDER_TIMEOUT');

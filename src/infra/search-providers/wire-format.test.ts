@@ -43,6 +43,11 @@ describe('SearXNG', () => {
     expect(e.message).toContain('google');
   });
 
+  test('an answer over maxBytes is refused', async () => {
+    const e = await failure(new SearxngProvider({ baseUrl: fake.url, timeoutMs: 2000, maxBytes: 500 }).search('q', 5));
+    expect([e.code, e.reason]).toEqual(['SEARCH_PROVIDER_ERROR', 'too_large']);
+  });
+
   test('drops hits without an http(s) URL and repeated URLs', async () => {
     fake.hits = [
       { title: 'a', url: 'javascript:alert(1)', snippet: '' },
