@@ -44,7 +44,7 @@ describe('GET /v1/me', () => {
   });
 
   test('missing, malformed, unknown key → 401 INVALID_API_KEY', async () => {
-    for (const headers of [{}, { authorization: 'Bearer' }, { authorization: 'Basic abc' }, { authorization: 'Bearer svc_nope' }, { authorization: `Bearer ${a.apiKey}x` }, { authorization: 'Bearer not_svc_key' }]) {
+    for (const headers of [{}, { authorization: 'Bearer' }, { authorization: 'Basic abc' }, { authorization: 'Bearer svc_nope' }, { authorization: `Bearer ${a.apiKey}x` }, { authorization: 'Bearer not_svc_key' }] as Record<string, string>[]) {
       const res = await t.request('GET', '/v1/me', { headers });
       expect(res.status).toBe(401);
       expect(res.body.error_code).toBe('INVALID_API_KEY');
@@ -227,7 +227,7 @@ describe('admin auth', () => {
     const ok = await t.request('GET', `/admin/agents/${a.agentId}`, { headers: { 'x-admin-key': 'test-admin-key' } });
     expect(ok.status).toBe(200);
     expect(ok.body.agent.agent_id).toBe(a.agentId);
-    for (const headers of [{}, { 'x-admin-key': 'test-admin-ke' }, { 'x-admin-key': 'test-admin-keyy' }, { authorization: `Bearer ${a.apiKey}` }]) {
+    for (const headers of [{}, { 'x-admin-key': 'test-admin-ke' }, { 'x-admin-key': 'test-admin-keyy' }, { authorization: `Bearer ${a.apiKey}` }] as Record<string, string>[]) {
       const res = await t.request('GET', `/admin/agents/${a.agentId}`, { headers });
       expect(res.status).toBe(401);
       expect(res.body.error_code).toBe('INVALID_ADMIN_KEY');

@@ -188,14 +188,11 @@ export function createIdentityService(deps: IdentityDeps) {
     },
 
     async me(auth: AuthContext) {
-      const agent = await store.findAgent(auth.agentId);
-      if (!agent) throw new ApiError(401, 'INVALID_API_KEY', 'The agent of this key no longer exists');
-      const [covenant, recovery, referral, scoped] = await Promise.all([
-        store.activeCovenant(agent.agent_id),
-        store.hasRecoveryKey(agent.agent_id),
-        store.findReferral(agent.agent_id),
-        store.activeScopedKeyScopes(agent.agent_id, clock.now()),
+      const [agent, scoped] = await Promise.all([
+        store.agentProfile(auth.agentId),
+        store.activeScopedKeyScopes(auth.agentId, clock.now()),
       ]);
+      if (!agent) throw new ApiError(401, 'INVALID_API_KEY', 'The agent of this key no longer exists');
       const tier = tierOf(agent.tier);
       return {
         status: 'success',
@@ -210,14 +207,14 @@ export function createIdentityService(deps: IdentityDeps) {
         frozen: agent.frozen === 1,
         referral_code: agent.agent_id,
         referral_agent: agent.referral_agent,
-        referral_status: referral?.status ?? null,
+        referral_status: agent.referral_status ?? null,
         trust_levels: trustLevels(agent, clock.now()),
         verified_capabilities: verifiedCapabilities(agent, scoped.map((s) => JSON.parse(s.scopes) as string[])),
         registration_source: agent.registration_source,
         agent_card_url: agent.agent_card_url,
         affiliation: agent.affiliation,
-        recovery_enrolled: recovery !== undefined,
-        covenant_template_id: covenant?.template_id ?? null,
+        recovery_enrolled: agent.recovery_agent_id !== null,
+        covenant_template_id: agent.covenant_template_id ?? null,
         authenticated_with: { kind: auth.keyKind, scopes: auth.scopes },
         passport_url: `${deps.baseUrl}/v1/agents/${agent.agent_id}/passport`,
         created_at: iso(agent.created_at),

@@ -53,6 +53,19 @@ export function createIdentityStore(db: Kysely<Database>) {
       return db.selectFrom('agents').selectAll().where('agent_id', '=', agentId).executeTakeFirst();
     },
 
+    /** The agent with its active covenant, recovery enrolment and referral, in one read (GET /v1/me). */
+    agentProfile(agentId: string) {
+      return db
+        .selectFrom('agents as a')
+        .leftJoin('covenants as c', (j) => j.onRef('c.agent_id', '=', 'a.agent_id').on('c.superseded_at', 'is', null))
+        .leftJoin('recovery_keys as r', 'r.agent_id', 'a.agent_id')
+        .leftJoin('referrals as f', 'f.referred_agent_id', 'a.agent_id')
+        .selectAll('a')
+        .select(['c.template_id as covenant_template_id', 'r.agent_id as recovery_agent_id', 'f.status as referral_status'])
+        .where('a.agent_id', '=', agentId)
+        .executeTakeFirst();
+    },
+
     findPassport(agentId: string) {
       return db.selectFrom('passports').selectAll().where('agent_id', '=', agentId).executeTakeFirst();
     },
