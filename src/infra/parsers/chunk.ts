@@ -25,7 +25,7 @@ export interface TextSpan {
 
 const enum Break { None = 0, Word = 1, Sentence = 2, Line = 3, Paragraph = 4 }
 
-interface Atom { start: number; end: number; before: Break }
+interface Atom { start: number; end: number; before: Break; paragraphEnd: number }
 
 function resolve(o: ChunkOptions): Required<ChunkOptions> {
   const maxChars = o.maxChars ?? 1200;
@@ -46,7 +46,7 @@ function atomize(text: string, maxChars: number): Atom[] {
     // Trim so atoms never start or end with whitespace; skip whitespace-only pieces.
     while (start < end && /\s/.test(text[start]!)) start++;
     while (end > start && /\s/.test(text[end - 1]!)) end--;
-    if (end > start) atoms.push({ start, end, before });
+    if (end > start) atoms.push({ start, end, before, paragraphEnd: end });
   };
   const pieces = (start: number, end: number, re: RegExp, each: (s: number, e: number, first: boolean) => void) => {
     re.lastIndex = start;
@@ -85,6 +85,12 @@ function atomize(text: string, maxChars: number): Atom[] {
       });
     });
   });
+  // Each atom learns where its paragraph ends, so packing can wait for it.
+  for (let i = atoms.length - 1, end = 0; i >= 0; i--) {
+    const atom = atoms[i]!;
+    if (i === atoms.length - 1 || atoms[i + 1]!.before === Break.Paragraph) end = atom.end;
+    atom.paragraphEnd = end;
+  }
   return atoms;
 }
 
@@ -98,10 +104,11 @@ export function chunkText(text: string, options: ChunkOptions = {}): TextSpan[] 
     if (current) {
       const size = current.end - current.start;
       const wouldBe = atom.end - current.start;
+      // Past the target, a sentence or line end is good enough, unless the whole paragraph still fits.
       const cutHere =
         wouldBe > maxChars ||
         (atom.before >= Break.Paragraph && size >= minChars) ||
-        (atom.before >= Break.Sentence && size >= targetChars);
+        (atom.before >= Break.Sentence && size >= targetChars && atom.paragraphEnd - current.start > maxChars);
       if (!cutHere) { current.end = atom.end; continue; }
       spans.push(current);
     }
@@ -149,8 +156,8 @@ export function chunkRows(rows: readonly string[][], context: readonly string[] 
     first = -1;
   };
   rows.forEach((cells, i) => {
+    if (cells.every((c) => c.trim() === '')) return;
     const line = rowText(cells);
-    if (line.trim() === '') return;
     if (head.length + 1 + line.length > maxChars) {
       flush();
       for (const piece of chunkText(line, { ...options, maxChars: maxChars - head.length - 1 || 1 })) {

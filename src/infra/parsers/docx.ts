@@ -79,7 +79,7 @@ function htmlBlocks(body: Element, budget: Budget): Block[] {
       if (rows.length === 0) return;
       blocks.push({
         type: 'table', source: { kind: 'docx', ...(heading ? { heading } : {}) }, rows, row_numbers: numbers,
-        row_count: source.length, truncated, header: rows.length > 1,
+        row_count: source.length, truncated, header: rows.length > 1, ...(heading ? { caption: heading } : {}),
       });
     } else if (tag === 'p' || tag === 'blockquote' || tag === 'pre') {
       addText(textOf(el));
