@@ -1,0 +1,37 @@
+import { describe, expect, test } from 'vitest';
+import { ConfigError, loadConfig } from '../config';
+
+describe('loadConfig', () => {
+  test('defaults give a working embedded configuration', () => {
+    const c = loadConfig({});
+    expect(c.core.port).toBe(3000);
+    expect(c.core.databaseUrl).toBeUndefined();
+    expect(c.core.baseUrl).toBe('http://localhost:3000');
+    expect(c.core.termsUrl).toBe('http://localhost:3000/terms');
+  });
+
+  test('every bad value is reported at once with its variable name', () => {
+    try {
+      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', SVC_OUTBOUND_ALLOW_LOOPBACK: 'maybe' });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const msg = (e as Error).message;
+      expect(msg).toContain('PORT must be an integer');
+      expect(msg).toContain('DATABASE_URL must use postgres: or postgresql:');
+      expect(msg).toContain('LOG_LEVEL must be one of');
+      expect(msg).toContain('SVC_OUTBOUND_ALLOW_LOOPBACK must be true or false');
+    }
+  });
+
+  test('bounds are enforced', () => {
+    expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT must be at most 65535/);
+    expect(() => loadConfig({ SVC_CHALLENGE_TTL_SECONDS: '5' })).toThrow(/at least 10/);
+  });
+
+  test('SVC_BASE_URL drives links; trailing slash removed', () => {
+    const c = loadConfig({ SVC_BASE_URL: 'https://svc.example.com/' });
+    expect(c.core.baseUrl).toBe('https://svc.example.com');
+    expect(c.core.termsUrl).toBe('https://svc.example.com/terms');
+  });
+});
