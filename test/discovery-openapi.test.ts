@@ -1,0 +1,67 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startTestApp, type TestApp } from './helpers/harness';
+
+let t: TestApp;
+let doc: any;
+beforeAll(async () => {
+  t = await startTestApp();
+  doc = (await t.request('GET', '/openapi.json')).body;
+});
+afterAll(async () => t?.close());
+
+describe('GET /openapi.json', () => {
+  test('is a valid OpenAPI 3.1 document', async () => {
+    expect(doc.openapi).toBe('3.1.0');
+    await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
+  });
+
+  test('the validator can fail: a broken document is refused', async () => {
+    const broken = structuredClone(doc);
+    broken.paths['/v1/me'].get.responses = 'nope';
+    await expect(SwaggerParser.validate(broken)).rejects.toThrow();
+  });
+
+  test('covers every route of the live route table, with security and error responses', async () => {
+    const { body } = await t.request('GET', '/v1/capabilities');
+    for (const e of body.endpoints) {
+      const op = doc.paths[e.path]?.[e.method.toLowerCase()];
+      expect(op, `${e.method} ${e.path}`).toBeTruthy();
+      expect(op.summary).toBe(e.summary);
+      expect(op['x-svc-auth']).toBe(e.auth);
+      expect(op.responses['500'].content['application/json'].schema.$ref).toBe('#/components/schemas/ApiError');
+      if (e.auth === 'key' || e.auth === 'root') {
+        expect(op.security).toEqual([{ bearer: [] }]);
+        expect(op.responses['401'].content['application/json'].schema['x-svc-error-codes']).toContain('INVALID_API_KEY');
+      }
+      if (e.auth === 'none') expect(op.security).toEqual([]);
+    }
+    expect(doc.components.schemas.ApiError.required).toEqual(['error_code', 'message']);
+  });
+
+  test('route-specific validation codes appear under their status', () => {
+    const codes = doc.paths['/v1/register'].post.responses['422'].content['application/json'].schema['x-svc-error-codes'];
+    expect(codes).toEqual(expect.arrayContaining(['VALIDATION_FAILED', 'INVALID_AGENT_NAME', 'TERMS_NOT_ACCEPTED']));
+    expect(doc.paths['/v1/register'].post.requestBody.content['application/json'].schema.required).toContain('agree_to_terms');
+  });
+
+  test('documents the designs of items the spec leaves "not shown"', () => {
+    expect(doc['x-svc-designs'].length).toBeGreaterThan(3);
+    for (const d of doc['x-svc-designs']) expect(Object.keys(d).sort()).toEqual(['design', 'see', 'spec_item']);
+  });
+
+  test('GET /docs renders every operation as self-contained HTML', async () => {
+    const res = await t.request('GET', '/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toContain('text/html');
+    expect(res.raw).not.toMatch(/<script[^>]+src=|<link[^>]+href="http/);
+    let n = 0;
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const method of Object.keys(item)) {
+        n++;
+        expect(res.raw, `${method} ${path}`).toContain(`<code>${path}</code>`);
+      }
+    }
+    expect(n).toBeGreaterThan(15);
+  });
+});
