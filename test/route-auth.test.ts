@@ -1,0 +1,81 @@
+/**
+ * Walks the live route table (the capabilities endpoint lists every registered route), so a
+ * route added by any module is checked without editing this file: public routes answer
+ * without a key, every other route refuses with 401 INVALID_API_KEY, and only routes the spec
+ * names as public may be public.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startTestApp, type TestApp } from './helpers/harness';
+
+let t: TestApp;
+let endpoints: { method: string; path: string; auth: string }[];
+beforeAll(async () => {
+  t = await startTestApp();
+  endpoints = (await t.request('GET', '/v1/capabilities')).body.endpoints;
+});
+afterAll(async () => t?.close());
+
+/**
+ * Spec, Authentication 1 (and the tables' Auth columns): the only routes allowed without a
+ * key. Non-/v1 discovery documents and signature-authenticated inbound routes are also listed.
+ */
+const PUBLIC_ALLOWED: RegExp[] = [
+  /^\/health$/, /^\/openapi\.json$/, /^\/docs$/, /^\/\.well-known\/(ai-agent|agent-card)\.json$/, /^\/mcp(\/v1)?\/\{file\}$/,
+  /^\/v1\/register$/, /^\/v1\/capabilities$/, /^\/v1\/billing\/config$/, /^\/v1\/guide$/, /^\/v1\/agent-template$/, /^\/v1\/mcp\/manifest$/,
+  /^\/v1\/agents$/, /^\/v1\/agents\/\{[a-z_]+\}\/(passport|agent-card|reputation\/history|covenant|recovery\/intents|journal\/commitments|consolidation-policy|policy-bindings)$/,
+  /^\/v1\/tools\/\{[a-z_]+\}\/passport$/, /^\/v1\/community$/, /^\/v1\/auth\/passport\/(challenge|verify|ephemeral)$/,
+  /^\/v1\/recovery\/(intent|initiate|complete)$/, // signed with the recovery key
+  /^\/v1\/billing\/payment-processor\/webhook$/, /^\/internal\/queue\/parse$/, // signature-authenticated
+];
+
+const concrete = (path: string) => path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, p: string) =>
+  p === 'blob_id' ? 'b_0123456789abcdef' : p === 'file' ? 'svc-memory.json' : p.endsWith('id') ? '00000000-0000-4000-8000-000000000000' : 'x');
+
+async function call(e: { method: string; path: string }, headers: Record<string, string> = {}) {
+  const body = ['POST', 'PUT', 'PATCH'].includes(e.method) ? {} : undefined;
+  return t.request(e.method as any, concrete(e.path), { headers, ...(body ? { body } : {}) });
+}
+
+describe('every route in the live table', () => {
+  test('the table is the whole app (sanity: it includes routes of several modules)', () => {
+    expect(endpoints.length).toBeGreaterThan(15);
+    const paths = endpoints.map((e) => e.path);
+    for (const p of ['/health', '/v1/register', '/v1/me', '/v1/capabilities', '/mcp']) expect(paths).toContain(p);
+  });
+
+  test('only routes the spec makes public are public', () => {
+    const offenders = endpoints.filter((e) => e.auth === 'none' && !PUBLIC_ALLOWED.some((re) => re.test(e.path)));
+    expect(offenders.map((e) => `${e.method} ${e.path}`)).toEqual([]);
+  });
+
+  test('public and optional routes answer without a key', async () => {
+    for (const e of endpoints.filter((x) => x.auth === 'none' || x.auth === 'optional')) {
+      const res = await call(e);
+      expect(res.body?.error_code, `${e.method} ${e.path}`).not.toBe('INVALID_API_KEY');
+      expect(res.status, `${e.method} ${e.path}: ${res.raw.slice(0, 200)}`).toBeLessThan(500);
+    }
+  });
+
+  test('key and root routes refuse a missing key, a malformed header and a wrong key with 401 INVALID_API_KEY', async () => {
+    const protectedRoutes = endpoints.filter((x) => x.auth === 'key' || x.auth === 'root');
+    expect(protectedRoutes.length).toBeGreaterThan(1);
+    for (const e of protectedRoutes) {
+      for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer svc_wrong-key-0000000000000000000000000000' }]) {
+        const res = await call(e, headers);
+        expect(res.status, `${e.method} ${e.path} ${JSON.stringify(headers)}`).toBe(401);
+        expect(res.body.error_code).toBe('INVALID_API_KEY');
+      }
+    }
+  });
+
+  test('admin routes refuse without X-Admin-Key, and a Bearer key is not enough', async () => {
+    const a = await t.registerAgent();
+    for (const e of endpoints.filter((x) => x.auth === 'admin')) {
+      for (const headers of [{}, { authorization: `Bearer ${a.apiKey}` }, { 'x-admin-key': 'wrong' }]) {
+        const res = await call(e, headers);
+        expect(res.status, `${e.method} ${e.path}`).toBe(401);
+        expect(res.body.error_code).toBe('INVALID_ADMIN_KEY');
+      }
+    }
+  });
+});
