@@ -46,5 +46,6 @@ describe('source and scoreResults', () => {
       { title: 'a', url: 'https://www.nih.gov/x', snippet: '', published_date: null, source: 'nih.gov', credibility_score: 1.0 },
       { title: 'b', url: 'https://www.nytimes.com/y', snippet: 's', published_date: '2024-01-01T00:00:00.000Z', source: 'nytimes.com', credibility_score: 0.8 },
     ]);
+    expect(Object.keys(out[0]!)).toEqual(['title', 'url', 'snippet', 'source', 'credibility_score', 'published_date']);
   });
 });

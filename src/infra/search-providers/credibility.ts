@@ -63,6 +63,7 @@ export function credibilityScore(host: string, newsDomains: readonly string[]): 
 export function scoreResults(results: readonly RawSearchResult[], newsDomains: readonly string[]): ScoredSearchResult[] {
   return results.map((r) => {
     const source = sourceOf(r.url);
-    return { ...r, source, credibility_score: credibilityScore(source, newsDomains) };
+    // Field order of the spec's Search result table (JSON keeps insertion order).
+    return { title: r.title, url: r.url, snippet: r.snippet, source, credibility_score: credibilityScore(source, newsDomains), published_date: r.published_date };
   });
 }
