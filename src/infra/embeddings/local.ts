@@ -86,7 +86,14 @@ export class LocalEmbedder implements Embedder {
   /** Sends the next batch if the thread is free. */
   private pump(): void {
     if (this.inFlight || this.queue.length === 0) return;
-    const worker = this.worker ?? this.start();
+    let worker: Worker;
+    try {
+      worker = this.worker ?? this.start();
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      this.fail(new EmbeddingError(`could not start the local embedding thread: ${msg}`, 'worker_crashed', { cause: err }));
+      return;
+    }
     const texts: string[] = [];
     const slices: Batch['slices'] = [];
     while (texts.length < this.opts.batchSize && this.queue.length > 0) {
