@@ -1,0 +1,60 @@
+import { spawnSync } from 'node:child_process';
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './helpers/engines';
+import { exitOf, startServerProcess } from './helpers/process';
+
+/** POSTs a registration whose body arrives in two halves 400 ms apart; `midway` runs in between. */
+function slowRegister(url: string, midway: () => void): Promise<number> {
+  const body = JSON.stringify({ agent_name: 'slow-agent', owner_identifier: 'slow-owner', agree_to_terms: true });
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/v1/register`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.write(body.slice(0, 10));
+    setTimeout(midway, 100);
+    setTimeout(() => req.end(body.slice(10)), 400);
+  });
+}
+
+describe('the svc process', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => db?.close());
+
+  test('starts, serves, and on SIGTERM finishes in-flight requests, then exits 0; data persists', async () => {
+    const first = await startServerProcess(db.env);
+    const reg = await fetch(`${first.url}/v1/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agent_name: 'proc-agent', owner_identifier: 'proc-owner', agree_to_terms: true }),
+    });
+    expect(reg.status).toBe(201);
+    const { api_key } = (await reg.json()) as { api_key: string };
+    // A request in flight when SIGTERM arrives (its body is still being sent) is finished, answered
+    // 201, and only then does the process exit.
+    const slow = slowRegister(first.url, () => first.child.kill('SIGTERM'));
+    expect(await slow).toBe(201);
+    expect(await exitOf(first.child)).toBe(0);
+
+    const second = await startServerProcess(db.env);
+    const me = await fetch(`${second.url}/v1/me`, { headers: { authorization: `Bearer ${api_key}` } });
+    expect(me.status).toBe(200);
+    second.child.kill('SIGINT');
+    expect(await exitOf(second.child)).toBe(0);
+  });
+
+  test('a bad setting stops start-up with a clear message and exit code 2', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, ...db.env, PORT: 'abc', SVC_CHALLENGE_TTL_SECONDS: '1' }, encoding: 'utf8', timeout: 30_000,
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('Invalid configuration');
+    expect(r.stderr).toContain('PORT must be an integer, got "abc"');
+    expect(r.stderr).toContain('SVC_CHALLENGE_TTL_SECONDS must be at least 10');
+  });
+});
