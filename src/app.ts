@@ -18,6 +18,7 @@ import { discoveryRoutes } from './modules/discovery/routes';
 import { toolRoutes } from './modules/discovery/tool-routes';
 import { openApiRoutes } from './modules/discovery/openapi-routes';
 import { mcpRoutes } from './modules/mcp/routes';
+import { createMemoryModule } from './modules/memory/module';
 
 export interface AppOptions {
   config: Config;
@@ -57,6 +58,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const app = Fastify({
     logger,
     bodyLimit: config.core.bodyLimitBytes,
+    // Memory keys are up to 128 characters (spec); Fastify's default of 100 would answer 414 before validation.
+    maxParamLength: 512,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { allErrors: false } },
@@ -86,6 +89,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // ---- modules ----
   await app.register(healthRoutes({ db: database.db, engine: database.engine }));
   await app.register(identityRoutes({ identity, envelope, baseUrl: config.core.baseUrl }));
+  const memory = createMemoryModule({ config, database, clock, log: (msg, err) => app.log.error({ err }, msg) });
+  await app.register(memory.routes);
 
   // ---- discovery and MCP (derived lazily from the whole route table, so order does not matter) ----
   await app.register(discoveryRoutes({ config, table: routeTable, identity }));
@@ -94,6 +99,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   await app.register(mcpRoutes({ root: app, catalog: toolCatalog }));
 
   app.addHook('onClose', async () => {
+    await memory.close();
     await database.close();
   });
   await app.ready();

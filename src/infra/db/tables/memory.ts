@@ -1,3 +1,110 @@
-/** Tables of the memory area (times are epoch milliseconds; booleans 0/1). */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface MemoryTables {}
+/**
+ * Tables of the memory area: the per-agent ledger, its live pointers and counters, the commons, and
+ * the vector store shared by memory, commons and blob search (src/infra/vectors).
+ * Times are epoch milliseconds; booleans 0/1; JSON as text.
+ */
+
+/** Append-only ledger: every PUT and DELETE of a key is one version (1, 2, 3 ... per key). */
+export interface MemoryVersionsTable {
+  agent_id: string;
+  key: string;
+  version: number;
+  op: string; // put | delete
+  value: string | null; // compact JSON; null for a tombstone
+  size_bytes: number; // UTF-8 bytes of `value`
+  importance: string | null;
+  source: string | null;
+  confidence: number | null;
+  derived_start: number | null;
+  derived_end: number | null;
+  expires_at: number | null;
+  created_at: number;
+}
+
+/** Live pointer: one row per key ever written, naming its latest version and its state. */
+export interface MemoryHeadsTable {
+  agent_id: string;
+  key: string;
+  version: number;
+  state: string; // live | deleted | expired (expired: removed by the sweeper)
+  size_bytes: number;
+  importance: string;
+  importance_rank: number; // critical 4, high 3, normal 2, low 1
+  source: string | null;
+  confidence: number;
+  expires_at: number | null;
+  created_at: number; // when the key last became live
+  updated_at: number;
+}
+
+/** Per-agent counter of bytes of latest live values (expired ones until swept; reads subtract those). */
+export interface MemoryAgentsTable {
+  agent_id: string;
+  storage_bytes: number;
+  live_keys: number;
+}
+
+/** Memory operations per agent and UTC month ('2026-11'); only `writes` counts against the write cap. */
+export interface MemoryUsageTable {
+  agent_id: string;
+  month: string;
+  writes: number;
+  searches: number;
+}
+
+/** Commons: entries published for every authenticated agent to read. */
+export interface CommonsEntriesTable {
+  entry_id: string;
+  publisher_id: string;
+  key: string;
+  value: string; // compact JSON
+  size_bytes: number;
+  tags: string; // JSON array of strings
+  source: string | null;
+  confidence: number;
+  vouch_count: number;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+}
+
+export interface CommonsVouchesTable {
+  entry_id: string;
+  agent_id: string;
+  created_at: number;
+}
+
+/** One stored vector per (collection, owner, item); `model_id` says which model made it. */
+export interface VectorItemsTable {
+  id: number; // integer row id; also the rowid of the sqlite-vec shadow table
+  collection: string;
+  owner_id: string;
+  item_id: string;
+  model_id: string;
+  /** Version of the item the vector was made from: an older one never overwrites a newer one. */
+  item_version: number;
+  dimensions: number;
+  embedding: Buffer; // little-endian float32, L2-normalised
+  updated_at: number;
+}
+
+/** Items whose vector must be (re)computed: filled in the writer's transaction, drained by the indexer. */
+export interface VectorOutboxTable {
+  collection: string;
+  owner_id: string;
+  item_id: string;
+  /** Replaced on every enqueue: the indexer deletes the row only if no newer write re-enqueued it. */
+  ticket: string;
+  enqueued_at: number;
+}
+
+export interface MemoryTables {
+  memory_versions: MemoryVersionsTable;
+  memory_heads: MemoryHeadsTable;
+  memory_agents: MemoryAgentsTable;
+  memory_usage: MemoryUsageTable;
+  commons_entries: CommonsEntriesTable;
+  commons_vouches: CommonsVouchesTable;
+  vector_items: VectorItemsTable;
+  vector_outbox: VectorOutboxTable;
+}

@@ -1,0 +1,49 @@
+import { Redis } from 'ioredis';
+import type { Clock } from '../../lib/clock';
+import { decide, RateLimiterError, type RateDecision, type RateLimiter } from './types';
+
+// One round trip: count the hit and give the window's key a lifetime on its first hit.
+const HIT = `local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n`;
+
+/** Counters in Redis, shared by every instance pointing at the same server. */
+export class RedisRateLimiter implements RateLimiter {
+  private readonly redis: Redis;
+
+  constructor(url: string, private readonly clock: Clock, private readonly prefix = 'svc:rl:') {
+    // Fail fast rather than queueing hits while Redis is away: the caller decides what a failure means.
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+    this.redis.on('error', () => {});
+    this.redis.defineCommand('svcHit', { numberOfKeys: 1, lua: HIT });
+  }
+
+  async hit(key: string, limit: number, windowMs: number): Promise<RateDecision> {
+    const now = this.clock.now();
+    const start = now - (now % windowMs);
+    const redisKey = `${this.prefix}${windowMs}:${start}:${key}`;
+    let count: number;
+    try {
+      count = Number(await (this.redis as unknown as { svcHit(k: string, ttl: number): Promise<number> }).svcHit(redisKey, windowMs + 1000));
+    } catch (e) {
+      throw new RateLimiterError(`rate limiter store unavailable: ${(e as Error).message}`, { cause: e });
+    }
+    return decide(count, limit, start, windowMs, now);
+  }
+
+  /** Resolves once connected (or rejects after `timeoutMs`); hits before then fail fast. */
+  async ready(timeoutMs = 2000): Promise<void> {
+    if (this.redis.status === 'ready') return;
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new RateLimiterError('Redis did not become ready')), timeoutMs);
+      this.redis.once('ready', () => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}

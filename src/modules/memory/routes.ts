@@ -1,0 +1,66 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { agentOf } from '../../http/auth';
+import type { RateLimiter } from '../../infra/limits';
+import { memoryRateLimit } from './rate-limit';
+import {
+  ContextQuery, ContextValidationCodes, KeyParams, KeyValidationCodes, ListQuery, ListValidationCodes, PutBody,
+  PutValidationCodes, SearchQuery, SearchValidationCodes,
+} from './schemas';
+import type { MemoryService } from './service';
+
+export interface MemoryRouteDeps {
+  memory: MemoryService;
+  limiter: RateLimiter;
+  ratePerMinute: number;
+  bodyLimitBytes: number;
+}
+
+/**
+ * /v1/memory routes. The fixed paths (stats, context, search) are static routes, which Fastify's
+ * router always prefers to the `:key` parameter: a key literally named `context` cannot be read by
+ * GET (spec, Memory rule 2), though PUT and DELETE of it work.
+ */
+export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox => async (app) => {
+  const { memory } = deps;
+  const caller = (r: Parameters<typeof agentOf>[0]) => {
+    const a = agentOf(r);
+    return { agentId: a.agentId, tier: a.tier };
+  };
+  app.addHook('preValidation', memoryRateLimit(deps.limiter, deps.ratePerMinute));
+
+  app.get('/v1/memory', {
+    schema: { querystring: ListQuery, summary: 'List memory keys (metadata only, never values)', tags: ['memory'] },
+    config: { auth: 'key', validationCodes: ListValidationCodes },
+  }, async (request) => memory.list(caller(request), request.query));
+
+  app.get('/v1/memory/stats', {
+    schema: { summary: 'Memory usage: writes this month, what remains, storage', tags: ['memory'] },
+    config: { auth: 'key' },
+  }, async (request) => memory.stats(caller(request)));
+
+  app.get('/v1/memory/context', {
+    schema: { querystring: ContextQuery, summary: 'Context reload: most important, then most recent memories (not semantic)', tags: ['memory'] },
+    config: { auth: 'key', validationCodes: ContextValidationCodes },
+  }, async (request) => memory.context(caller(request), request.query));
+
+  app.get('/v1/memory/search', {
+    schema: { querystring: SearchQuery, summary: 'Semantic search over your memories', tags: ['memory'] },
+    config: { auth: 'key', validationCodes: SearchValidationCodes },
+  }, async (request) => memory.search(caller(request), request.query));
+
+  app.put('/v1/memory/:key', {
+    bodyLimit: deps.bodyLimitBytes,
+    schema: { params: KeyParams, body: PutBody, summary: 'Store a JSON value under a key (appends a ledger version)', tags: ['memory'] },
+    config: { auth: 'key', validationCodes: PutValidationCodes },
+  }, async (request) => memory.put(caller(request), request.params.key, request.body));
+
+  app.get('/v1/memory/:key', {
+    schema: { params: KeyParams, summary: 'Read the latest live value of a key', tags: ['memory'] },
+    config: { auth: 'key', validationCodes: KeyValidationCodes },
+  }, async (request) => memory.get(caller(request), request.params.key));
+
+  app.delete('/v1/memory/:key', {
+    schema: { params: KeyParams, summary: 'Delete a key (appends a tombstone; history is kept)', tags: ['memory'] },
+    config: { auth: 'key', validationCodes: KeyValidationCodes },
+  }, async (request) => memory.remove(caller(request), request.params.key));
+};

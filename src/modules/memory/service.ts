@@ -1,0 +1,235 @@
+/**
+ * Memory: per-agent JSON values by key over an append-only ledger (store.ts). Rules of the spec
+ * (Memory entry, Endpoints/Memory, Limits) live here; see docs/memory.md for the design.
+ *
+ * PUT order: validate (key, size, derived_from) → rate limit (routes) → monthly write cap and
+ * storage cap (pre-check, no write) → meter.chargeWrite → one transaction that re-checks both caps
+ * atomically and writes → refund if that transaction refused or failed.
+ */
+import { ApiError } from '../../http/errors';
+import { iso, type Clock } from '../../lib/clock';
+import { tierOf, type TierDefinition } from '../../lib/tiers';
+import { IMPORTANCE_RANK, MAX_VALUE_BYTES, type Importance } from './schemas';
+import type { MemoryMeter, MemorySemantic } from './ports';
+import type { Counters, EntryRow, MemoryStore } from './store';
+import { monthOf, usageOf } from './usage';
+
+export interface MemoryServiceDeps {
+  store: MemoryStore;
+  clock: Clock;
+  upgradeUrl: string;
+  meter?: MemoryMeter;
+  semantic?: MemorySemantic;
+}
+
+export interface PutInput {
+  value: unknown;
+  ttl?: number;
+  importance?: Importance;
+  source?: string | null;
+  confidence?: number;
+  derived_from?: { start_version: number; end_version: number };
+}
+
+export interface Caller {
+  agentId: string;
+  tier: string;
+}
+
+const CONTENT_TRUST = 'untrusted_data';
+
+/** Compact JSON and its UTF-8 size: what the 512 KB rule and storage accounting measure. */
+export function serializeValue(value: unknown): { json: string; bytes: number } {
+  const json = JSON.stringify(value);
+  return { json, bytes: Buffer.byteLength(json, 'utf8') };
+}
+
+const derivedOf = (r: Pick<EntryRow, 'derived_start' | 'derived_end'>) =>
+  r.derived_start === null ? null : { start_version: r.derived_start, end_version: r.derived_end };
+
+export function createMemoryService(deps: MemoryServiceDeps) {
+  const { store, clock } = deps;
+
+  const limitError = (status: number, code: string, message: string, extra: Record<string, unknown> = {}) =>
+    new ApiError(status, code, message, { upgrade_url: deps.upgradeUrl, ...extra });
+
+  function refuseOverCaps(tier: TierDefinition, c: Counters, newBytes: number, replacedBytes: number, countsThisWrite: boolean) {
+    const cap = tier.memoryWritesPerMonth;
+    if (cap !== null && c.writes - (countsThisWrite ? 1 : 0) >= cap) {
+      throw limitError(429, 'MEMORY_OPS_LIMIT', `Monthly memory write cap reached (${cap} writes per UTC month on the ${tier.label} tier)`, {
+        ops_this_month: c.writes, ops_limit: cap,
+      });
+    }
+    const after = c.storageBytes - replacedBytes + newBytes;
+    if (after > tier.memoryStorageBytes) {
+      throw limitError(413, 'MEMORY_STORAGE_LIMIT', `This write would bring memory storage to ${after} bytes, over the ${tier.memoryStorageBytes} bytes of the ${tier.label} tier`, {
+        storage_bytes: c.storageBytes, storage_limit_bytes: tier.memoryStorageBytes,
+      });
+    }
+  }
+
+  async function usage(caller: Caller) {
+    const now = clock.now();
+    return usageOf(await store.counters(caller.agentId, monthOf(now), now), tierOf(caller.tier));
+  }
+
+  const entryView = (r: EntryRow) => ({
+    key: r.key,
+    value: JSON.parse(r.value) as unknown,
+    importance: r.importance,
+    source: r.source,
+    confidence: r.confidence,
+    derived_from: derivedOf(r),
+    version: r.version,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+    expires_at: r.expires_at === null ? null : iso(r.expires_at),
+    content_trust: CONTENT_TRUST,
+  });
+
+  return {
+    usage,
+
+    async put(caller: Caller, key: string, input: PutInput) {
+      const { json, bytes } = serializeValue(input.value);
+      if (json === undefined) throw new ApiError(422, 'VALIDATION_FAILED', 'value must be JSON', { field: 'body.value' });
+      if (bytes > MAX_VALUE_BYTES) {
+        throw new ApiError(413, 'MEMORY_VALUE_TOO_LARGE', `value is ${bytes} bytes once serialized; the limit is ${MAX_VALUE_BYTES} (512 KB)`, {
+          size_bytes: bytes, max_bytes: MAX_VALUE_BYTES,
+        });
+      }
+      const d = input.derived_from;
+      if (d && !(d.start_version >= 1 && d.end_version >= d.start_version)) {
+        throw new ApiError(422, 'MEMORY_DERIVED_FROM_INVALID', 'derived_from.end_version must be >= start_version (both integers >= 1)', { field: 'body.derived_from' });
+      }
+      const tier = tierOf(caller.tier);
+      const now = clock.now();
+      const month = monthOf(now);
+
+      // Pre-check without writing, so a refused write is never charged.
+      const before = await store.counters(caller.agentId, month, now);
+      const current = await store.get(caller.agentId, key, now);
+      refuseOverCaps(tier, before, bytes, current?.size_bytes ?? 0, false);
+
+      const charge = deps.meter ? await deps.meter.chargeWrite(caller.agentId) : undefined;
+      const importance = input.importance ?? 'normal';
+      let result;
+      try {
+        result = await store.put({
+          agentId: caller.agentId, key, value: json, sizeBytes: bytes, importance, importanceRank: IMPORTANCE_RANK[importance],
+          source: input.source ?? null, confidence: input.confidence ?? 1, derivedStart: d?.start_version ?? null,
+          derivedEnd: d?.end_version ?? null, expiresAt: input.ttl ? now + input.ttl * 1000 : null, now,
+        }, month, tier.memoryWritesPerMonth, (prev, c) => {
+          const replaced = prev?.state === 'live' && (prev.expires_at === null || prev.expires_at > now) ? prev.size_bytes : 0;
+          refuseOverCaps(tier, c, bytes, replaced, true);
+        }, deps.semantic ? (trx) => deps.semantic!.enqueue(trx, caller.agentId, key) : undefined);
+        if (result.outOfWrites) refuseOverCaps(tier, { ...result.counters, writes: tier.memoryWritesPerMonth ?? 0 }, 0, 0, false);
+      } catch (e) {
+        if (charge) await charge.refund();
+        throw e;
+      }
+      return {
+        status: 'success',
+        key,
+        value: input.value,
+        version: result.version,
+        expires_at: input.ttl ? iso(now + input.ttl * 1000) : null,
+        usage: usageOf(result.counters, tier),
+      };
+    },
+
+    async get(caller: Caller, key: string) {
+      const now = clock.now();
+      const [row, counters] = await Promise.all([store.get(caller.agentId, key, now), store.counters(caller.agentId, monthOf(now), now)]);
+      if (!row) throw new ApiError(404, 'MEMORY_KEY_NOT_FOUND', `No live value for key "${key}"`, { key });
+      return { status: 'success', ...entryView(row), usage: usageOf(counters, tierOf(caller.tier)) };
+    },
+
+    async remove(caller: Caller, key: string) {
+      const now = clock.now();
+      const done = await store.remove(caller.agentId, key, now, deps.semantic ? (trx) => deps.semantic!.forget(trx, caller.agentId, [key]) : undefined);
+      if (!done) throw new ApiError(404, 'MEMORY_KEY_NOT_FOUND', `No live value for key "${key}"`, { key });
+      return { status: 'success', key, deleted: true, usage: await usage(caller) };
+    },
+
+    async list(caller: Caller, q: { page?: number; per_page?: number; prefix?: string; importance?: Importance }) {
+      const page = q.page ?? 1;
+      const perPage = q.per_page ?? 50;
+      const { rows, total } = await store.list(caller.agentId, clock.now(), {
+        prefix: q.prefix || undefined, importance: q.importance, offset: (page - 1) * perPage, limit: perPage,
+      });
+      return {
+        status: 'success',
+        keys: rows.map((r) => ({
+          key: r.key, size_bytes: r.size_bytes, importance: r.importance, source: r.source, confidence: r.confidence,
+          version: r.version, created_at: iso(r.created_at), updated_at: iso(r.updated_at),
+          expires_at: r.expires_at === null ? null : iso(r.expires_at),
+        })),
+        total,
+        page,
+        per_page: perPage,
+        content_trust: CONTENT_TRUST,
+      };
+    },
+
+    async stats(caller: Caller) {
+      const tier = tierOf(caller.tier);
+      return { status: 'success', tier: tier.name, ...(await usage(caller)) };
+    },
+
+    async context(caller: Caller, q: { limit?: number; importance?: Importance }) {
+      const rows = await store.context(caller.agentId, clock.now(), IMPORTANCE_RANK[q.importance ?? 'low'], q.limit ?? 10);
+      return { status: 'success', memories: rows.map(entryView), total_returned: rows.length, content_trust: CONTENT_TRUST };
+    },
+
+    async search(caller: Caller, q: { q?: string; limit?: number; importance?: Importance; threshold?: number }) {
+      const text = (q.q ?? '').trim();
+      if (!text) throw new ApiError(422, 'MEMORY_QUERY_REQUIRED', 'q is required: 1 to 500 characters, not only whitespace', { field: 'querystring.q' });
+      const why = deps.semantic ? deps.semantic.unavailableReason() : 'no embeddings provider is configured';
+      if (why || !deps.semantic) throw new ApiError(503, 'MEMORY_SEARCH_UNAVAILABLE', `Semantic memory search is not available on this host: ${why}`);
+      const limit = q.limit ?? 5;
+      const threshold = q.threshold ?? 0.7;
+      const minRank = IMPORTANCE_RANK[q.importance ?? 'low'];
+      // Ask for more than `limit` when an importance floor will filter some out.
+      const hits = await deps.semantic.search(caller.agentId, text, minRank > 1 ? Math.min(100, limit * 5) : limit);
+      const wanted = hits.filter((h) => h.similarity >= threshold);
+      const now = clock.now();
+      const rows = new Map((await store.getMany(caller.agentId, wanted.map((h) => h.key), now)).map((r) => [r.key, r]));
+      const results = [];
+      for (const h of wanted) {
+        const r = rows.get(h.key);
+        if (!r || IMPORTANCE_RANK[r.importance as Importance] < minRank) continue;
+        results.push({ ...entryView(r), similarity: Number(h.similarity.toFixed(4)) });
+        if (results.length === limit) break;
+      }
+      const month = monthOf(now);
+      await store.countSearch(caller.agentId, month);
+      return {
+        status: 'success',
+        query: text,
+        results,
+        total_returned: results.length,
+        content_trust: CONTENT_TRUST,
+        usage: usageOf(await store.counters(caller.agentId, month, now), tierOf(caller.tier)),
+      };
+    },
+
+    /** Releases expired entries (and their vectors); returns how many. Run by the sweeper. */
+    async sweepExpired(batch = 500): Promise<number> {
+      let total = 0;
+      for (;;) {
+        const n = await store.sweepExpired(clock.now(), batch, deps.semantic
+          ? async (trx, swept) => {
+              const byAgent = new Map<string, string[]>();
+              for (const s of swept) byAgent.set(s.agent_id, [...(byAgent.get(s.agent_id) ?? []), s.key]);
+              for (const [agent, keys] of byAgent) await deps.semantic!.forget(trx, agent, keys);
+            }
+          : undefined);
+        total += n;
+        if (n < batch) return total;
+      }
+    },
+  };
+}
+
+export type MemoryService = ReturnType<typeof createMemoryService>;

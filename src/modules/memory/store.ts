@@ -1,0 +1,241 @@
+/**
+ * SQL of the memory ledger. Every query is scoped by agent_id. A write is one transaction: the
+ * ledger row, the live pointer (memory_heads), the storage counter, the month's write counter and
+ * the embedding outbox move together or not at all.
+ */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../../infra/db/schema';
+import type { MemoryHeadsTable } from '../../infra/db/tables/memory';
+
+export type Db = Kysely<Database>;
+export type Trx = Transaction<Database>;
+
+export interface EntryRow {
+  key: string;
+  version: number;
+  value: string;
+  size_bytes: number;
+  importance: string;
+  source: string | null;
+  confidence: number;
+  derived_start: number | null;
+  derived_end: number | null;
+  expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface Counters {
+  writes: number;
+  searches: number;
+  /** Bytes of latest values that are live and unexpired at `now`. */
+  storageBytes: number;
+}
+
+export interface NewVersion {
+  agentId: string;
+  key: string;
+  value: string;
+  sizeBytes: number;
+  importance: string;
+  importanceRank: number;
+  source: string | null;
+  confidence: number;
+  derivedStart: number | null;
+  derivedEnd: number | null;
+  expiresAt: number | null;
+  now: number;
+}
+
+const live = (now: number) => (eb: any) =>
+  eb.and([eb('h.state', '=', 'live'), eb.or([eb('h.expires_at', 'is', null), eb('h.expires_at', '>', now)])]);
+
+const entryColumns = [
+  'h.key', 'h.version', 'v.value', 'h.size_bytes', 'h.importance', 'h.source', 'h.confidence', 'v.derived_start', 'v.derived_end',
+  'h.expires_at', 'h.created_at', 'h.updated_at',
+] as const;
+
+export function createMemoryStore(db: Db) {
+  const entries = (q: Db | Trx, agentId: string, now: number) =>
+    q.selectFrom('memory_heads as h')
+      .innerJoin('memory_versions as v', (j) => j.onRef('v.agent_id', '=', 'h.agent_id').onRef('v.key', '=', 'h.key').onRef('v.version', '=', 'h.version'))
+      .where('h.agent_id', '=', agentId)
+      .where(live(now));
+
+  async function counters(q: Db | Trx, agentId: string, month: string, now: number): Promise<Counters> {
+    const row = await q.selectNoFrom((eb) => [
+      eb.selectFrom('memory_usage').select('writes').where('agent_id', '=', agentId).where('month', '=', month).as('writes'),
+      eb.selectFrom('memory_usage').select('searches').where('agent_id', '=', agentId).where('month', '=', month).as('searches'),
+      eb.selectFrom('memory_agents').select('storage_bytes').where('agent_id', '=', agentId).as('stored'),
+      // Expired entries not yet swept still sit in the counter; they are not live, so subtract them.
+      eb.selectFrom('memory_heads').select((e) => e.fn.coalesce(e.fn.sum<number>('size_bytes'), sql<number>`0`).as('s'))
+        .where('agent_id', '=', agentId).where('state', '=', 'live').where('expires_at', '<=', now).as('expired'),
+    ]).executeTakeFirstOrThrow();
+    return {
+      writes: Number(row.writes ?? 0),
+      searches: Number(row.searches ?? 0),
+      storageBytes: Number(row.stored ?? 0) - Number(row.expired ?? 0),
+    };
+  }
+
+  return {
+    counters: (agentId: string, month: string, now: number) => counters(db, agentId, month, now),
+
+    async get(agentId: string, key: string, now: number): Promise<EntryRow | undefined> {
+      return (await entries(db, agentId, now).where('h.key', '=', key).select(entryColumns).executeTakeFirst()) as EntryRow | undefined;
+    },
+
+    /** Live values of several keys (search hits), in no particular order. */
+    async getMany(agentId: string, keys: string[], now: number): Promise<EntryRow[]> {
+      if (keys.length === 0) return [];
+      return (await entries(db, agentId, now).where('h.key', 'in', keys).select(entryColumns).execute()) as EntryRow[];
+    },
+
+    /** Ranked by importance, then recency (context reload). */
+    async context(agentId: string, now: number, minRank: number, limit: number): Promise<EntryRow[]> {
+      return (await entries(db, agentId, now).where('h.importance_rank', '>=', minRank)
+        .orderBy('h.importance_rank', 'desc').orderBy('h.updated_at', 'desc').orderBy('h.key')
+        .limit(limit).select(entryColumns).execute()) as EntryRow[];
+    },
+
+    async list(agentId: string, now: number, f: { prefix?: string; importance?: string; offset: number; limit: number }) {
+      let q = db.selectFrom('memory_heads as h').where('h.agent_id', '=', agentId).where(live(now));
+      // substr rather than LIKE: '_' is a key character, and SQLite's LIKE ignores case.
+      if (f.prefix) q = q.where(sql`substr(h.key, 1, ${f.prefix.length})`, '=', f.prefix);
+      if (f.importance) q = q.where('h.importance', '=', f.importance);
+      const [rows, total] = await Promise.all([
+        q.select(['h.key', 'h.size_bytes', 'h.importance', 'h.source', 'h.confidence', 'h.expires_at', 'h.created_at', 'h.updated_at', 'h.version'])
+          .orderBy('h.key').limit(f.limit).offset(f.offset).execute(),
+        q.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      ]);
+      return { rows, total: Number(total.n) };
+    },
+
+    /**
+     * Appends a version and moves the live pointer. `check` runs inside the transaction with the
+     * previous head and the fresh counters (after this write was counted), and throws to refuse.
+     */
+    async put(
+      v: NewVersion,
+      month: string,
+      writeLimit: number | null,
+      check: (prev: Pick<MemoryHeadsTable, 'state' | 'size_bytes' | 'expires_at'> | undefined, c: Counters) => void,
+      afterWrite?: (trx: Trx) => Promise<void>,
+    ): Promise<{ version: number; counters: Counters; outOfWrites: boolean }> {
+      return db.transaction().execute(async (trx) => {
+        // The usage upsert comes first: on PostgreSQL its row lock serializes one agent's writers, so
+        // the storage check below sees every earlier write of that agent.
+        const counted = await trx.insertInto('memory_usage')
+          .values({ agent_id: v.agentId, month, writes: 1, searches: 0 })
+          .onConflict((oc) => {
+            const up = oc.columns(['agent_id', 'month']).doUpdateSet({ writes: sql`memory_usage.writes + 1` });
+            return writeLimit === null ? up : up.where('memory_usage.writes', '<', writeLimit);
+          })
+          .returning('writes').executeTakeFirst();
+        if (!counted) return { version: 0, counters: await counters(trx, v.agentId, month, v.now), outOfWrites: true };
+
+        const prev = await trx.selectFrom('memory_heads').select(['version', 'state', 'size_bytes', 'expires_at', 'created_at'])
+          .where('agent_id', '=', v.agentId).where('key', '=', v.key).executeTakeFirst();
+        const prevLive = prev?.state === 'live';
+        const prevLiveNow = prevLive && (prev.expires_at === null || prev.expires_at > v.now);
+        const c = await counters(trx, v.agentId, month, v.now);
+        check(prev, c);
+
+        const version = (prev?.version ?? 0) + 1;
+        await trx.insertInto('memory_versions').values({
+          agent_id: v.agentId, key: v.key, version, op: 'put', value: v.value, size_bytes: v.sizeBytes,
+          importance: v.importance, source: v.source, confidence: v.confidence, derived_start: v.derivedStart,
+          derived_end: v.derivedEnd, expires_at: v.expiresAt, created_at: v.now,
+        }).execute();
+        const head = {
+          version, state: 'live', size_bytes: v.sizeBytes, importance: v.importance, importance_rank: v.importanceRank,
+          source: v.source, confidence: v.confidence, expires_at: v.expiresAt, updated_at: v.now,
+          created_at: prevLiveNow ? prev.created_at : v.now,
+        };
+        await trx.insertInto('memory_heads').values({ agent_id: v.agentId, key: v.key, ...head })
+          .onConflict((oc) => oc.columns(['agent_id', 'key']).doUpdateSet(head)).execute();
+        const delta = v.sizeBytes - (prevLive ? prev.size_bytes : 0);
+        await trx.insertInto('memory_agents').values({ agent_id: v.agentId, storage_bytes: delta, live_keys: 1 })
+          .onConflict((oc) => oc.column('agent_id').doUpdateSet({
+            storage_bytes: sql`memory_agents.storage_bytes + ${delta}`,
+            live_keys: sql`memory_agents.live_keys + ${prevLive ? 0 : 1}`,
+          })).execute();
+        if (afterWrite) await afterWrite(trx);
+        const storageBytes = c.storageBytes - (prevLiveNow ? prev.size_bytes : 0) + v.sizeBytes;
+        return { version, counters: { ...c, storageBytes }, outOfWrites: false };
+      });
+    },
+
+    /** Appends a tombstone; false when the key has no live value. */
+    async remove(agentId: string, key: string, now: number, afterWrite?: (trx: Trx) => Promise<void>): Promise<boolean> {
+      return db.transaction().execute(async (trx) => {
+        const prev = await trx.selectFrom('memory_heads as h').select(['h.version', 'h.size_bytes'])
+          .where('h.agent_id', '=', agentId).where('h.key', '=', key).where(live(now)).executeTakeFirst();
+        if (!prev) return false;
+        const version = prev.version + 1;
+        await trx.insertInto('memory_versions').values({
+          agent_id: agentId, key, version, op: 'delete', value: null, size_bytes: 0, importance: null, source: null,
+          confidence: null, derived_start: null, derived_end: null, expires_at: null, created_at: now,
+        }).execute();
+        await trx.updateTable('memory_heads').set({ version, state: 'deleted', size_bytes: 0, updated_at: now })
+          .where('agent_id', '=', agentId).where('key', '=', key).execute();
+        await trx.updateTable('memory_agents').set({
+          storage_bytes: sql`storage_bytes - ${prev.size_bytes}`, live_keys: sql`live_keys - 1`,
+        }).where('agent_id', '=', agentId).execute();
+        if (afterWrite) await afterWrite(trx);
+        return true;
+      });
+    },
+
+    /** Counts one successful semantic search. */
+    async countSearch(agentId: string, month: string): Promise<void> {
+      await db.insertInto('memory_usage').values({ agent_id: agentId, month, writes: 0, searches: 1 })
+        .onConflict((oc) => oc.columns(['agent_id', 'month']).doUpdateSet({ searches: sql`memory_usage.searches + 1` })).execute();
+    },
+
+    /**
+     * Marks up to `batch` expired entries as expired and releases their bytes. Returns the keys
+     * swept, so their vectors can be dropped.
+     */
+    async sweepExpired(now: number, batch: number, afterSweep?: (trx: Trx, swept: { agent_id: string; key: string }[]) => Promise<void>) {
+      return db.transaction().execute(async (trx) => {
+        const rows = await trx.selectFrom('memory_heads').select(['agent_id', 'key', 'size_bytes'])
+          .where('state', '=', 'live').where('expires_at', '<=', now).limit(batch).execute();
+        for (const r of rows) {
+          await trx.updateTable('memory_heads').set({ state: 'expired', size_bytes: 0 })
+            .where('agent_id', '=', r.agent_id).where('key', '=', r.key).where('state', '=', 'live').execute();
+          await trx.updateTable('memory_agents').set({
+            storage_bytes: sql`storage_bytes - ${r.size_bytes}`, live_keys: sql`live_keys - 1`,
+          }).where('agent_id', '=', r.agent_id).execute();
+        }
+        if (afterSweep && rows.length) await afterSweep(trx, rows);
+        return rows.length;
+      });
+    },
+
+    /** Texts source for the indexer: live values of keys (missing keys are absent from the map). */
+    async liveValues(agentId: string, keys: string[], now: number): Promise<Map<string, string>> {
+      const rows = await this.getMany(agentId, keys, now);
+      return new Map(rows.map((r) => [r.key, r.value]));
+    },
+
+    /** Live keys of every agent whose vector is missing or made by another model (re-embedding). */
+    async keysNeedingVectors(modelId: string, now: number, limit: number) {
+      return db.selectFrom('memory_heads as h')
+        .select(['h.agent_id', 'h.key'])
+        .where(live(now))
+        .where(({ not, exists, selectFrom }) => not(exists(
+          selectFrom('vector_items as vi').select('vi.id')
+            .where('vi.collection', '=', 'memory').whereRef('vi.owner_id', '=', 'h.agent_id').whereRef('vi.item_id', '=', 'h.key')
+            .where('vi.model_id', '=', modelId),
+        )))
+        .where(({ not, exists, selectFrom }) => not(exists(
+          selectFrom('vector_outbox as o').select('o.item_id')
+            .where('o.collection', '=', 'memory').whereRef('o.owner_id', '=', 'h.agent_id').whereRef('o.item_id', '=', 'h.key'),
+        )))
+        .limit(limit).execute();
+    },
+  };
+}
+
+export type MemoryStore = ReturnType<typeof createMemoryStore>;

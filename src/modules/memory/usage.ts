@@ -1,0 +1,27 @@
+import type { TierDefinition } from '../../lib/tiers';
+import type { Counters } from './store';
+
+/** The `usage` object of memory responses and GET /v1/memory/stats. */
+export interface MemoryUsage {
+  /** Memory operations this UTC month: writes (PUT) plus semantic searches. */
+  ops_this_month: number;
+  /** What is left of the monthly write cap (only PUT consumes it); null on tiers without a cap. */
+  ops_remaining: number | null;
+  storage_bytes: number;
+  storage_limit_bytes: number;
+  over_limit: boolean;
+}
+
+export function usageOf(c: Counters, tier: TierDefinition): MemoryUsage {
+  const cap = tier.memoryWritesPerMonth;
+  return {
+    ops_this_month: c.writes + c.searches,
+    ops_remaining: cap === null ? null : Math.max(0, cap - c.writes),
+    storage_bytes: c.storageBytes,
+    storage_limit_bytes: tier.memoryStorageBytes,
+    over_limit: c.storageBytes >= tier.memoryStorageBytes || (cap !== null && c.writes >= cap),
+  };
+}
+
+/** '2026-11': the UTC month a counter belongs to. */
+export const monthOf = (ms: number): string => new Date(ms).toISOString().slice(0, 7);
