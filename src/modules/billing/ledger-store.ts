@@ -1,0 +1,99 @@
+/**
+ * SQL of the credit ledger. The ledger (credit_ledger) is append-only; credit_lots is its projection
+ * (what is left of each grant or purchase), written in the same transaction so the balance is one
+ * indexed read. `ledgerBalance` recomputes the balance from the ledger alone (tests prove they agree).
+ * All functions take the caller's transaction: the caller holds the agent's account lock.
+ */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../../infra/db/schema';
+import { newId } from '../../lib/ids';
+import type { Units } from '../../lib/money';
+
+export type Db = Kysely<Database> | Transaction<Database>;
+
+export interface Balance { units: Units; earliestExpiry: number | null }
+
+const live = (now: number) => (eb: any) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]);
+
+export async function balanceOf(db: Db, agentId: string, now: number): Promise<Balance> {
+  const row = await db.selectFrom('credit_lots')
+    .select([
+      sql<number>`coalesce(sum(remaining_units), 0)`.as('units'),
+      sql<number | null>`min(case when remaining_units > 0 then expires_at end)`.as('earliest'),
+    ])
+    .where('agent_id', '=', agentId).where(live(now))
+    .executeTakeFirstOrThrow();
+  return { units: Number(row.units), earliestExpiry: row.earliest === null ? null : Number(row.earliest) };
+}
+
+export interface NewLot { agentId: string; kind: 'grant' | 'purchase'; units: Units; expiresAt: number | null; ref: string; now: number }
+
+/** Appends a grant or purchase and opens its lot. False when `ref` was already recorded (exactly once). */
+export async function addLot(db: Db, lot: NewLot): Promise<boolean> {
+  const seen = await db.selectFrom('credit_ledger').select('entry_id').where('ref', '=', lot.ref).executeTakeFirst();
+  if (seen) return false;
+  const id = newId();
+  await db.insertInto('credit_ledger').values({
+    entry_id: id, agent_id: lot.agentId, kind: lot.kind, amount_units: lot.units, lot_id: id,
+    expires_at: lot.expiresAt, action: null, charge_id: null, ref: lot.ref, created_at: lot.now,
+  }).execute();
+  await db.insertInto('credit_lots').values({
+    lot_id: id, agent_id: lot.agentId, kind: lot.kind, expires_at: lot.expiresAt, remaining_units: lot.units, created_at: lot.now,
+  }).execute();
+  return true;
+}
+
+/**
+ * Draws `units` from live lots, soonest expiry first and purchased (never expiring) credit last.
+ * The caller has checked the balance under the lock.
+ */
+export async function spend(db: Db, s: { agentId: string; units: Units; action: string; chargeId: string; now: number }): Promise<void> {
+  const lots = await db.selectFrom('credit_lots').select(['lot_id', 'remaining_units'])
+    .where('agent_id', '=', s.agentId).where('remaining_units', '>', 0).where(live(s.now))
+    .orderBy(sql`case when expires_at is null then 1 else 0 end`).orderBy('expires_at').orderBy('created_at')
+    .execute();
+  let left = s.units;
+  for (const lot of lots) {
+    if (left === 0) break;
+    const take = Math.min(left, Number(lot.remaining_units));
+    await db.updateTable('credit_lots').set({ remaining_units: sql`remaining_units - ${take}` }).where('lot_id', '=', lot.lot_id).execute();
+    await db.insertInto('credit_ledger').values({
+      entry_id: newId(), agent_id: s.agentId, kind: 'spend', amount_units: -take, lot_id: lot.lot_id,
+      expires_at: null, action: s.action, charge_id: s.chargeId, ref: null, created_at: s.now,
+    }).execute();
+    left -= take;
+  }
+  if (left !== 0) throw new Error(`ledger: balance check and lots disagree for ${s.agentId}`);
+}
+
+/** Returns what a charge spent to the lots it came from; a second call adds nothing. */
+export async function refundCharge(db: Db, agentId: string, chargeId: string, now: number): Promise<Units> {
+  const spends = await db.selectFrom('credit_ledger').select(['entry_id', 'lot_id', 'amount_units', 'action'])
+    .where('agent_id', '=', agentId).where('charge_id', '=', chargeId).where('kind', '=', 'spend').execute();
+  let total = 0;
+  for (const s of spends) {
+    const ref = `refund:${s.entry_id}`;
+    const seen = await db.selectFrom('credit_ledger').select('entry_id').where('ref', '=', ref).executeTakeFirst();
+    if (seen) continue;
+    const units = -Number(s.amount_units);
+    await db.insertInto('credit_ledger').values({
+      entry_id: newId(), agent_id: agentId, kind: 'refund', amount_units: units, lot_id: s.lot_id,
+      expires_at: null, action: s.action, charge_id: chargeId, ref, created_at: now,
+    }).execute();
+    await db.updateTable('credit_lots').set({ remaining_units: sql`remaining_units + ${units}` }).where('lot_id', '=', s.lot_id).execute();
+    total += units;
+  }
+  return total;
+}
+
+/** The balance derived from the append-only ledger alone (no projection). */
+export async function ledgerBalance(db: Db, agentId: string, now: number): Promise<Units> {
+  const lots = await db.selectFrom('credit_ledger')
+    .select(['lot_id', sql<number>`sum(amount_units)`.as('remaining'), sql<number | null>`max(expires_at)`.as('expires_at')])
+    .where('agent_id', '=', agentId).groupBy('lot_id').execute();
+  return lots.filter((l) => l.expires_at === null || Number(l.expires_at) > now).reduce((a, l) => a + Number(l.remaining), 0);
+}
+
+export function ledgerEntries(db: Db, agentId: string) {
+  return db.selectFrom('credit_ledger').selectAll().where('agent_id', '=', agentId).orderBy('created_at').execute();
+}

@@ -1,0 +1,254 @@
+/**
+ * The metering service: every metered route calls `charge(agentId, action)` once, before doing the
+ * work, and `refund()` on the returned charge if the work then fails.
+ *
+ * Credit-metered tiers (free, spark, sprint, mission, deploy): a call is free while the agent has
+ * used fewer than the floor's free calls in the last 30 days (rolling, no calendar reset); past it the
+ * action's price is drawn from credit, or 402 INSUFFICIENT_CREDITS. Legacy monthly tiers (starter,
+ * pro): UTC-month quotas; searches past the quota pay the tier's overage rate from credit, other
+ * pools refuse with their 429 code. Parse uses the tier's monthly parse quota on every tier.
+ *
+ * Exact under concurrency: each charge is decided inside a transaction holding the agent's account
+ * lock (see store.ts); charges are group-committed (batcher.ts) so the lock and commit are shared.
+ */
+import { ApiError } from '../../http/errors';
+import type { Clock } from '../../lib/clock';
+import { iso } from '../../lib/clock';
+import { newId } from '../../lib/ids';
+import { formatUsd, parseUsd, type Units } from '../../lib/money';
+import { effectiveTier, type TierDefinition, type TierName } from '../../lib/tiers';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../infra/db/schema';
+import { createBatcher, type Outcome } from './batcher';
+import { balanceOf, refundCharge, spend } from './ledger-store';
+import { bumpDaily, claimFreeSlot, countDays, freeUsed, releaseFreeSlot } from './meter-store';
+import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, type MeteredAction, type Pool } from './pricing';
+import type { Account, BillingStore } from './store';
+import { monthStartDay, utcDay } from './time';
+
+export type { MeteredAction } from './pricing';
+
+/** `_svc.usage` of metered responses. */
+export interface UsageSnapshot {
+  credits_remaining_usd: string;
+  tier_label: string;
+  auto_topup: boolean;
+  credits_expire_at: string | null;
+  commons_url: string | null;
+  commons_size: number | null;
+  commons_contributions: number | null;
+  browse_calls_remaining: number | null;
+}
+
+export interface ChargeOptions {
+  /** The agent's stored tier when the caller has it (agentOf(request).tier); looked up otherwise. */
+  tier?: string;
+}
+
+export interface Charge {
+  chargeId: string;
+  agentId: string;
+  action: MeteredAction;
+  pool: Pool;
+  /** True when the call used the free floor or an included monthly quota. */
+  free: boolean;
+  costUnits: Units;
+  tier: TierName;
+  usage: UsageSnapshot;
+  /** Gives the call back (free slot or credit, and the count). Idempotent. */
+  refund(): Promise<void>;
+}
+
+/** What metered routes depend on. */
+export interface Metering {
+  charge(agentId: string, action: MeteredAction, opts?: ChargeOptions): Promise<Charge>;
+  refund(charge: Charge): Promise<void>;
+  usage(agentId: string, opts?: ChargeOptions): Promise<UsageSnapshot>;
+}
+
+/** Narrow ports: the agent's stored tier (identity) and the commons statistics (commons module, optional). */
+export interface AgentTierPort { tierOf(agentId: string): Promise<string | undefined> }
+export interface CommonsStatsPort { stats(agentId: string): Promise<{ size: number; contributions: number }> }
+
+export interface LowBalance { agentId: string; account: Account; balanceUnits: Units }
+
+export interface MeteringDeps {
+  store: BillingStore;
+  clock: Clock;
+  agents: AgentTierPort;
+  upgradeUrl: string;
+  commonsUrl?: string;
+  commons?: () => CommonsStatsPort | undefined;
+  /** Called after commit when a charge took the balance under the auto-top-up threshold (once per dip). */
+  onLowBalance?: (e: LowBalance) => void;
+}
+
+interface Job { agentId: string; action: MeteredAction; tier: string; chargeId: string; now: number }
+interface Decided { charge: Omit<Charge, 'refund' | 'usage'>; usage: Omit<UsageSnapshot, 'commons_url' | 'commons_size' | 'commons_contributions'>; day: string }
+
+const limitCode: Record<Pool, { status: number; code: string; what: string }> = {
+  search: { status: 429, code: 'SEARCH_CALLS_LIMIT', what: 'search' },
+  browse: { status: 429, code: 'BROWSE_LIMIT', what: 'browse' },
+  memory_write: { status: 429, code: 'MEMORY_OPS_LIMIT', what: 'memory write' },
+  parse: { status: 429, code: 'PARSE_QUOTA_EXCEEDED', what: 'parse' },
+};
+
+function monthlyQuota(t: TierDefinition, pool: Pool): number | null {
+  switch (pool) {
+    case 'search': return t.searchPerMonth;
+    case 'browse': return t.browsePerMonth;
+    case 'memory_write': return t.memoryWritesPerMonth;
+    case 'parse': return t.parseOpsPerMonth;
+  }
+}
+
+export function createMetering(deps: MeteringDeps): Metering {
+  const { store, clock } = deps;
+
+  async function browseRemaining(trx: Transaction<Database>, agentId: string, tier: TierDefinition, now: number): Promise<number | null> {
+    if (tier.metering === 'monthly') {
+      if (tier.browsePerMonth === null) return null;
+      return Math.max(0, tier.browsePerMonth - (await countDays(trx, agentId, 'browse', monthStartDay(now), utcDay(now))));
+    }
+    const floor = FREE_FLOORS.browse!;
+    return floor - (await freeUsed(trx, agentId, 'browse', floor, now, FLOOR_WINDOW_MS));
+  }
+
+  /** Decides one charge inside the locked transaction; an ApiError refuses only this job. */
+  async function decide(trx: Transaction<Database>, job: Job, account: Account): Promise<Decided> {
+    const { agentId, action, now, chargeId } = job;
+    const tier = effectiveTier(job.tier, account.lifetime_purchase_units);
+    const pool = ACTION_POOL[action];
+    const day = utcDay(now);
+    let cost: Units = 0;
+    let free = true;
+    const bal = () => balanceOf(trx, agentId, now);
+
+    if (tier.metering === 'monthly' || pool === 'parse') {
+      const quota = monthlyQuota(tier, pool);
+      const used = quota === null ? 0 : await countDays(trx, agentId, pool, monthStartDay(now), day);
+      if (quota !== null && used >= quota) {
+        const overage = pool === 'search' && tier.searchOverageUsdPerCall ? parseUsd(tier.searchOverageUsdPerCall) : 0;
+        const l = limitCode[pool];
+        if (overage === 0 || (await bal()).units < overage) {
+          throw new ApiError(l.status, l.code, `Monthly ${l.what} quota of ${quota} for tier ${tier.name} is used up for this UTC month` +
+            (overage ? '; the search overage is paid from credit and the balance is too low' : ''), { upgrade_url: deps.upgradeUrl, limit: quota });
+        }
+        cost = overage;
+        free = false;
+      }
+    } else {
+      const floor = FREE_FLOORS[pool]!;
+      const slot = await claimFreeSlot(trx, { agentId, pool, floor, now, windowMs: FLOOR_WINDOW_MS, chargeId });
+      if (!slot) {
+        cost = ACTION_PRICE[action];
+        free = false;
+        const b = await bal();
+        if (b.units < cost) {
+          throw new ApiError(402, 'INSUFFICIENT_CREDITS',
+            `The free floor of ${floor} ${pool} calls per rolling 30 days is used up and ${action} costs ${formatUsd(cost)} USD; the balance is ${formatUsd(b.units)} USD`,
+            { upgrade_url: deps.upgradeUrl, price_usd: formatUsd(cost), credits_remaining_usd: formatUsd(b.units) });
+        }
+      }
+    }
+    if (cost > 0) await spend(trx, { agentId, units: cost, action, chargeId, now });
+    await bumpDaily(trx, agentId, pool, day, 1);
+    const after = await bal();
+    return {
+      day,
+      charge: { chargeId, agentId, action, pool, free, costUnits: cost, tier: tier.name },
+      usage: {
+        credits_remaining_usd: formatUsd(after.units),
+        tier_label: tier.label,
+        auto_topup: account.auto_topup_enabled === 1,
+        credits_expire_at: after.earliestExpiry === null ? null : iso(after.earliestExpiry),
+        browse_calls_remaining: await browseRemaining(trx, agentId, tier, now),
+      },
+    };
+  }
+
+  const batcher = createBatcher<Job, Decided>(async (jobs) => {
+    const low: LowBalance[] = [];
+    const out = await store.withLocks(jobs.map((j) => j.agentId), clock.now(), async (trx, accounts) => {
+      const results: Outcome<Decided>[] = [];
+      for (const job of jobs) {
+        const account = accounts.get(job.agentId)!;
+        try {
+          const d = await decide(trx, job, account);
+          results.push({ ok: true, value: d });
+          if (d.charge.costUnits > 0 && account.auto_topup_enabled === 1 && account.topup_dip_open === 0) {
+            const units = parseUsd(d.usage.credits_remaining_usd);
+            if (units < account.auto_topup_threshold_units) {
+              // Mark the dip under the lock: exactly one charge (of any instance) triggers the refill.
+              await store.updateAccount(trx, job.agentId, { topup_dip_open: 1 }, job.now);
+              account.topup_dip_open = 1;
+              low.push({ agentId: job.agentId, account: { ...account }, balanceUnits: units });
+            }
+          }
+        } catch (e) {
+          if (!(e instanceof ApiError)) throw e;
+          results.push({ ok: false, error: e });
+        }
+      }
+      return results;
+    });
+    for (const l of low) deps.onLowBalance?.(l);
+    return out;
+  });
+
+  async function commonsPart(agentId: string) {
+    const port = deps.commons?.();
+    const s = port ? await port.stats(agentId).catch(() => undefined) : undefined;
+    return { commons_url: deps.commonsUrl ?? null, commons_size: s?.size ?? null, commons_contributions: s?.contributions ?? null };
+  }
+
+  async function tierFor(agentId: string, opts?: ChargeOptions): Promise<string> {
+    return opts?.tier ?? (await deps.agents.tierOf(agentId)) ?? 'free';
+  }
+
+  const metering: Metering = {
+    async charge(agentId, action, opts) {
+      if (!(action in ACTION_POOL)) throw new Error(`unknown metered action ${action}`);
+      const tier = await tierFor(agentId, opts);
+      const job: Job = { agentId, action, tier, chargeId: newId(), now: clock.now() };
+      const [d, commons] = await Promise.all([batcher.submit(job), commonsPart(agentId)]);
+      let refunded = false;
+      const charge: Charge = {
+        ...d.charge,
+        usage: { ...d.usage, ...commons },
+        refund: async () => {
+          if (refunded) return;
+          refunded = true;
+          await store.withLocks([agentId], clock.now(), async (trx) => {
+            if (d.charge.free && d.charge.pool !== 'parse') await releaseFreeSlot(trx, agentId, d.charge.pool, d.charge.chargeId);
+            if (d.charge.costUnits > 0) await refundCharge(trx, agentId, d.charge.chargeId, clock.now());
+            await bumpDaily(trx, agentId, d.charge.pool, d.day, -1);
+          });
+        },
+      };
+      return charge;
+    },
+    refund: (charge) => charge.refund(),
+    async usage(agentId, opts) {
+      const stored = await tierFor(agentId, opts);
+      const now = clock.now();
+      const [part, commons] = await Promise.all([
+        store.db.transaction().execute(async (trx) => {
+          const account = await trx.selectFrom('billing_accounts').select(['lifetime_purchase_units', 'auto_topup_enabled']).where('agent_id', '=', agentId).executeTakeFirst();
+          const tier = effectiveTier(stored, Number(account?.lifetime_purchase_units ?? 0));
+          const b = await balanceOf(trx, agentId, now);
+          return {
+            credits_remaining_usd: formatUsd(b.units),
+            tier_label: tier.label,
+            auto_topup: Number(account?.auto_topup_enabled ?? 0) === 1,
+            credits_expire_at: b.earliestExpiry === null ? null : iso(b.earliestExpiry),
+            browse_calls_remaining: await browseRemaining(trx, agentId, tier, now),
+          };
+        }),
+        commonsPart(agentId),
+      ]);
+      return { ...part, ...commons };
+    },
+  };
+  return metering;
+}

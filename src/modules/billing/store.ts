@@ -1,0 +1,94 @@
+/**
+ * SQL of billing accounts (the per-agent lock point) and webhook bookkeeping.
+ * Concurrency: every change to an agent's credit or counters happens in a transaction that first
+ * locks its billing_accounts row (SELECT ... FOR UPDATE on PostgreSQL, so several svc instances on
+ * one database serialise per agent; SQLite has one writer connection per process, so a transaction
+ * is already exclusive). Locks are taken in agent_id order so batches never deadlock.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import { engineOf, isUniqueViolation } from '../../infra/db/dialect';
+import type { Database } from '../../infra/db/schema';
+import type { BillingAccountsTable } from '../../infra/db/tables/billing';
+import type { Db } from './ledger-store';
+
+export type Account = BillingAccountsTable;
+
+export function createBillingStore(db: Kysely<Database>) {
+  const engine = engineOf(db);
+  /** Accounts known to exist (rows are never deleted), so the hot path skips the insert. */
+  const known = new Set<string>();
+
+  async function ensureAccounts(trx: Db, agentIds: string[], now: number): Promise<void> {
+    const missing = agentIds.filter((id) => !known.has(id));
+    if (missing.length === 0) return;
+    await trx.insertInto('billing_accounts')
+      .values(missing.map((agent_id) => ({
+        agent_id, lifetime_purchase_units: 0, payment_customer_id: null, payment_method_id: null, recharge_consent_id: null,
+        auto_topup_enabled: 0, auto_topup_threshold_units: 0, auto_topup_units: 0, topup_dip_open: 0, topup_intent_id: null,
+        created_at: now, updated_at: now,
+      })))
+      .onConflict((oc) => oc.column('agent_id').doNothing())
+      .execute();
+  }
+
+  async function lockAccounts(trx: Transaction<Database>, agentIds: string[], now: number): Promise<Map<string, Account>> {
+    const ids = [...new Set(agentIds)].sort();
+    await ensureAccounts(trx, ids, now);
+    let q = trx.selectFrom('billing_accounts').selectAll().where('agent_id', 'in', ids).orderBy('agent_id');
+    if (engine === 'postgres') q = q.forUpdate();
+    const rows = await q.execute();
+    const out = new Map<string, Account>();
+    for (const r of rows) out.set(r.agent_id, normalize(r));
+    return out;
+  }
+
+  return {
+    db,
+    engine,
+    /** Runs fn in one transaction holding the locks of these agents' accounts. */
+    async withLocks<T>(agentIds: string[], now: number, fn: (trx: Transaction<Database>, accounts: Map<string, Account>) => Promise<T>): Promise<T> {
+      const result = await db.transaction().execute(async (trx) => fn(trx, await lockAccounts(trx, agentIds, now)));
+      for (const id of agentIds) known.add(id);
+      return result;
+    },
+
+    async getAccount(agentId: string): Promise<Account | undefined> {
+      const r = await db.selectFrom('billing_accounts').selectAll().where('agent_id', '=', agentId).executeTakeFirst();
+      return r ? normalize(r) : undefined;
+    },
+
+    findAgentByCustomer(customerId: string) {
+      return db.selectFrom('billing_accounts').select('agent_id').where('payment_customer_id', '=', customerId).executeTakeFirst();
+    },
+
+    updateAccount(trx: Db, agentId: string, patch: Partial<Omit<Account, 'agent_id' | 'created_at'>>, now: number) {
+      return trx.updateTable('billing_accounts').set({ ...patch, updated_at: now }).where('agent_id', '=', agentId).execute();
+    },
+
+    /** Records a webhook event id; false when it was recorded before (delivered again). */
+    async recordEvent(trx: Db, eventId: string, type: string, now: number): Promise<boolean> {
+      const seen = await trx.selectFrom('billing_webhook_events').select('event_id').where('event_id', '=', eventId).executeTakeFirst();
+      if (seen) return false;
+      try {
+        await trx.insertInto('billing_webhook_events').values({ event_id: eventId, type, received_at: now }).execute();
+        return true;
+      } catch (e) {
+        if (isUniqueViolation(e)) return false;
+        throw e;
+      }
+    },
+  };
+}
+
+function normalize(r: Account): Account {
+  return {
+    ...r,
+    lifetime_purchase_units: Number(r.lifetime_purchase_units),
+    auto_topup_threshold_units: Number(r.auto_topup_threshold_units),
+    auto_topup_units: Number(r.auto_topup_units),
+    auto_topup_enabled: Number(r.auto_topup_enabled),
+    topup_dip_open: Number(r.topup_dip_open),
+  };
+}
+
+export type BillingStore = ReturnType<typeof createBillingStore>;
