@@ -47,3 +47,38 @@ export async function startRig(extra: Partial<MeteringDeps> = {}): Promise<Billi
 }
 
 export const agent = (): string => newId();
+
+/**
+ * A fresh database on the machine's PostgreSQL server (SVC_TEST_PG, else 127.0.0.1:5432), for tests
+ * where several svc instances (pools) share one database. Undefined when no server answers.
+ */
+export async function serverPostgres(): Promise<TestDatabase | undefined> {
+  const { randomBytes } = await import('node:crypto');
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const pg = (await import('pg')).default;
+  const serverUrl = process.env.SVC_TEST_PG?.startsWith('postgres') ? process.env.SVC_TEST_PG : 'postgres://postgres@127.0.0.1:5432/postgres';
+  const admin = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 2000 });
+  try {
+    await admin.connect();
+  } catch {
+    return undefined;
+  }
+  const name = `svc_billing_${randomBytes(6).toString('hex')}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-billing-'));
+  return {
+    engine: 'postgres', dataDir, env: { DATABASE_URL: url.toString(), SVC_DATA_DIR: dataDir },
+    async close() {
+      const c = new pg.Client({ connectionString: serverUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
