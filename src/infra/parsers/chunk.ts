@@ -130,9 +130,9 @@ export interface RowChunk {
   last: number;
 }
 
-/** How rows are written as text everywhere in the engine: cells joined by ` | `. */
+/** How rows are written as text everywhere in the engine: cells joined by ` | `, one line per row. */
 export function rowText(cells: readonly string[]): string {
-  return cells.join(' | ');
+  return cells.map((c) => (/[\r\n]/.test(c) ? c.replace(/\s*[\r\n]+\s*/g, ' ') : c)).join(' | ');
 }
 
 /**

@@ -1,9 +1,10 @@
 /**
  * Document parsing engine: PDF (pdfjs-dist), DOCX (mammoth), CSV (csv-parse), XLSX (exceljs),
- * each parse in a worker thread under heap and time limits, returning one structured result
- * (text, pages/sheets/tables, metadata, chunks for search). See docs/parsing.md.
+ * each parse in a pooled child process (or, opt-in, a worker thread) under memory and time limits,
+ * returning one structured result (text, pages/sheets/tables, metadata, chunks for search).
+ * See docs/parsing.md.
  *
- * The main thread only stats the file; the worker reads it, by path, as a stream or in ranges, so
+ * The main thread only stats the file; the runner reads it, by path, as a stream or in ranges, so
  * a large blob is never held in a buffer here. Failures are ParseFailure (code PARSE_FAILED or
  * PARSE_UNSUPPORTED_TYPE, with a reason), and the process keeps running whatever the file holds.
  */
@@ -18,6 +19,7 @@ export { detectParseKind } from './detect';
 export { chunkText, chunkRows, rowText, type ChunkOptions, type TextSpan, type RowChunk } from './chunk';
 export { ParseFailure, isParseFailure, type ParseFailureReason, type ParseFailureCode } from './errors';
 export { defaultParseLimits, resolveParseLimits } from './types';
+export type { Isolation } from './runners';
 export type * from './types';
 
 export interface ParseInput {

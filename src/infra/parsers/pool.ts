@@ -1,53 +1,57 @@
 /**
- * A small pool of parse worker threads. Why a pool rather than a thread per parse: starting a
- * worker and loading pdfjs/exceljs through tsx costs around a second, more than parsing a typical
- * document. Why threads at all: parsing is CPU-bound and a hostile file must not take the server
- * with it. So each worker runs under V8 heap limits (`resourceLimits`) and each job under a wall-
- * clock timer; a worker that times out is terminated, one that runs out of memory dies on its own,
- * and either way only its job fails and a fresh worker takes the next one. Workers are reused after
- * success or an ordinary parse failure, retired after `maxJobsPerWorker` jobs or `idleMs` idle, and
- * unref'd while idle so they never keep the process alive.
+ * A small pool of parse runners (child processes by default, or worker threads; see runners.ts).
+ * Why a pool rather than a fresh runner per parse: starting one and loading pdfjs/exceljs through
+ * tsx costs around a second, more than parsing a typical document. Each job runs under a wall-clock
+ * timer; a runner that times out is killed, one that runs out of memory dies, and either way only
+ * its job fails and a fresh runner takes the next one. Runners are reused after success or an
+ * ordinary parse failure, retired after `maxJobsPerWorker` jobs or `idleMs` idle, and never keep
+ * the process alive while idle.
  */
-import type { Worker } from 'node:worker_threads';
-import { spawnTsWorker } from '../../lib/worker';
-import { ParseFailure, type ParseFailureReason } from './errors';
+import { ParseFailure } from './errors';
 import type { ParseJob } from './extract';
-import type { JobMessage, ReplyMessage } from './parse-worker';
+import type { ReplyMessage } from './job';
+import { startRunner, type Isolation, type Runner } from './runners';
 import type { ParseResult } from './types';
 
 export interface PoolOptions {
+  /** 'process' (default; survives any parser failure) or 'thread' (cheaper; trusted input only). */
+  isolation?: Isolation;
   /** Parses running at once (default 2); more wait in a queue. */
   concurrency?: number;
-  /** An idle worker is ended after this long (default 30 s). */
+  /** An idle runner is ended after this long (default 30 s). */
   idleMs?: number;
-  /** A worker is replaced after this many jobs, to return its heap (default 100). */
+  /** A runner is replaced after this many jobs, to give its memory back (default 100). */
   maxJobsPerWorker?: number;
 }
 
 interface Pending { job: ParseJob; resolve(r: ParseResult): void; reject(e: Error): void }
 
 interface Slot {
-  worker: Worker;
+  runner: Runner;
   memoryMb: number;
   jobs: number;
-  ready: Promise<void>;
   current?: { id: number; pending: Pending; timer?: NodeJS.Timeout };
   idleTimer?: NodeJS.Timeout;
   gone: boolean;
 }
 
-const workerUrl = new URL('./parse-worker.ts', import.meta.url);
+/** Resident-memory cap of a child process: the heap, plus as much again for buffers, plus code. */
+export function residentLimitMb(heapMb: number): number {
+  return 2 * heapMb + 256;
+}
 
 export class ParsePool {
   private readonly slots = new Set<Slot>();
   private readonly queue: Pending[] = [];
   private nextId = 1;
   private closed = false;
+  private readonly isolation: Isolation;
   private readonly concurrency: number;
   private readonly idleMs: number;
   private readonly maxJobsPerWorker: number;
 
   constructor(options: PoolOptions = {}) {
+    this.isolation = options.isolation ?? 'process';
     this.concurrency = Math.max(1, options.concurrency ?? 2);
     this.idleMs = options.idleMs ?? 30_000;
     this.maxJobsPerWorker = Math.max(1, options.maxJobsPerWorker ?? 100);
@@ -61,14 +65,14 @@ export class ParsePool {
     });
   }
 
-  /** Ends every worker and fails queued jobs. */
+  /** Ends every runner and fails queued jobs. */
   async close(): Promise<void> {
     this.closed = true;
     for (const p of this.queue.splice(0)) p.reject(new ParseFailure('internal', 'document parser is closed'));
     await Promise.all([...this.slots].map((s) => this.retire(s, new ParseFailure('internal', 'document parser is closed'))));
   }
 
-  /** Workers alive now (for tests and metrics). */
+  /** Runners alive now (for tests and metrics). */
   get size(): number {
     return this.slots.size;
   }
@@ -80,7 +84,7 @@ export class ParsePool {
       let slot = [...this.slots].find((s) => !s.current && s.memoryMb === memoryMb);
       if (!slot) {
         if (this.slots.size >= this.concurrency) {
-          // Full: an idle worker with other heap limits makes room; otherwise wait for one to finish.
+          // Full: an idle runner with other memory limits makes room; otherwise wait for one to finish.
           const other = [...this.slots].find((s) => !s.current);
           if (!other) return;
           void this.retire(other);
@@ -93,37 +97,24 @@ export class ParsePool {
   }
 
   private spawn(memoryMb: number): Slot {
-    const worker = spawnTsWorker(workerUrl, {
-      resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: Math.min(64, Math.max(8, memoryMb / 8)) },
-      stdout: false,
-      stderr: false,
+    const slot = { memoryMb, jobs: 0, gone: false } as Slot;
+    slot.runner = startRunner(this.isolation, { heapMb: memoryMb, rssMb: residentLimitMb(memoryMb) }, {
+      onReply: (reply) => this.finish(slot, reply),
+      onDeath: (failure) => this.forget(slot, failure),
     });
-    let markReady!: () => void;
-    const slot: Slot = { worker, memoryMb, jobs: 0, ready: new Promise((r) => (markReady = r)), gone: false };
     this.slots.add(slot);
-    worker.on('message', (msg: ReplyMessage | { ready: true }) => {
-      if ('ready' in msg) return markReady();
-      this.finish(slot, msg);
-    });
-    worker.on('error', (err: Error & { code?: string }) => {
-      const memory = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
-      this.drop(slot, memory ? 'memory' : 'internal', memory
-        ? `parse ran out of memory (worker heap limit ${memoryMb} MiB)`
-        : `parser crashed: ${err.message}`);
-    });
-    worker.on('exit', (code) => this.drop(slot, 'internal', `parser worker exited unexpectedly (code ${code})`));
     return slot;
   }
 
   private dispatch(slot: Slot, pending: Pending): void {
     const id = this.nextId++;
     clearTimeout(slot.idleTimer);
-    slot.worker.ref();
+    slot.runner.setBusy(true);
     slot.current = { id, pending };
-    slot.worker.postMessage({ id, job: pending.job } satisfies JobMessage);
-    // The clock starts once the worker is up, so thread start-up is not charged to the document.
+    slot.runner.send({ id, job: pending.job });
+    // The clock starts once the runner is up, so its start-up is not charged to the document.
     const { timeoutMs } = pending.job.limits;
-    void slot.ready.then(() => {
+    void slot.runner.ready.then(() => {
       if (slot.current?.id !== id) return;
       slot.current.timer = setTimeout(() => {
         if (slot.current?.id !== id) return;
@@ -143,21 +134,17 @@ export class ParsePool {
     const broken = !reply.ok && reply.failure.reason === 'internal';
     if (broken || slot.jobs >= this.maxJobsPerWorker || this.closed) void this.retire(slot);
     else {
-      slot.worker.unref();
+      slot.runner.setBusy(false);
       slot.idleTimer = setTimeout(() => void this.retire(slot), this.idleMs);
       slot.idleTimer.unref();
     }
     this.pump();
   }
 
-  /** Takes a worker out of the pool for good, failing its job (if any) with `failure`. */
+  /** Takes a runner out of the pool for good, failing its job (if any) with `failure`. */
   private async retire(slot: Slot, failure?: ParseFailure): Promise<void> {
-    this.forget(slot, failure ?? new ParseFailure('internal', 'parser worker was stopped'));
-    await slot.worker.terminate().catch(() => {});
-  }
-
-  private drop(slot: Slot, reason: ParseFailureReason, message: string): void {
-    this.forget(slot, new ParseFailure(reason, message));
+    this.forget(slot, failure ?? new ParseFailure('internal', 'parser runner was stopped'));
+    await slot.runner.kill();
   }
 
   private forget(slot: Slot, failure: ParseFailure): void {
