@@ -97,7 +97,7 @@ describe('MCP over Streamable HTTP', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(res.status).toBe(401);
-    expect((await res.json()).error_code).toBe('INVALID_API_KEY');
+    expect(((await res.json()) as { error_code: string }).error_code).toBe('INVALID_API_KEY');
     await expect(connect()).rejects.toThrow();
     await expect(connect('svc_wrong-key-000000000000000000000000000000')).rejects.toThrow();
   });
@@ -110,7 +110,7 @@ describe('MCP over Streamable HTTP', () => {
     const client = await connect(v.session_token);
     try {
       const r = await client.callTool({ name: 'svc_passport', arguments: { action: 'me' } });
-      expect(json(r).authenticated_with.kind).toBe('session');
+      expect((json(r) as any).authenticated_with.kind).toBe('session');
     } finally {
       await client.close();
     }

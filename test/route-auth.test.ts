@@ -60,7 +60,8 @@ describe('every route in the live table', () => {
     const protectedRoutes = endpoints.filter((x) => x.auth === 'key' || x.auth === 'root');
     expect(protectedRoutes.length).toBeGreaterThan(1);
     for (const e of protectedRoutes) {
-      for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer svc_wrong-key-0000000000000000000000000000' }]) {
+      const variants: Record<string, string>[] = [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer svc_wrong-key-0000000000000000000000000000' }];
+      for (const headers of variants) {
         const res = await call(e, headers);
         expect(res.status, `${e.method} ${e.path} ${JSON.stringify(headers)}`).toBe(401);
         expect(res.body.error_code).toBe('INVALID_API_KEY');
@@ -71,7 +72,8 @@ describe('every route in the live table', () => {
   test('admin routes refuse without X-Admin-Key, and a Bearer key is not enough', async () => {
     const a = await t.registerAgent();
     for (const e of endpoints.filter((x) => x.auth === 'admin')) {
-      for (const headers of [{}, { authorization: `Bearer ${a.apiKey}` }, { 'x-admin-key': 'wrong' }]) {
+      const variants: Record<string, string>[] = [{}, { authorization: `Bearer ${a.apiKey}` }, { 'x-admin-key': 'wrong' }];
+      for (const headers of variants) {
         const res = await call(e, headers);
         expect(res.status, `${e.method} ${e.path}`).toBe(401);
         expect(res.body.error_code).toBe('INVALID_ADMIN_KEY');

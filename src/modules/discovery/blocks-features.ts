@@ -5,6 +5,7 @@
  */
 import { credibilityScore } from '../../infra/search-providers/credibility';
 import { TIERS } from '../../lib/tiers';
+import { MAX_TTL_SECONDS, MAX_VALUE_BYTES } from '../memory/schemas';
 import type { BlockContext } from './blocks-core';
 import { boundsOf, endpointsMatching, enumOf, fieldSchema } from './schema-facts';
 import { TOOL_SPECS, toolFile, toolName } from './tool-map';
@@ -61,6 +62,8 @@ export function memoryLedgerBlock({ table }: BlockContext) {
     model: 'append-only ledger per key; reads return the latest live value; delete appends a tombstone',
     public_version_listing: false,
     key: boundsOf(key) ?? null,
+    max_value_bytes: MAX_VALUE_BYTES,
+    max_ttl_seconds: MAX_TTL_SECONDS,
     importance: enumOf(put('importance')) ?? null,
     derived_from: put('derived_from') ? 'inclusive range {start_version, end_version} of source versions' : null,
     content_trust: 'untrusted_data on every authenticated read',
