@@ -32,7 +32,8 @@ export type WebErrorReason =
   | 'too_large'
   | 'timeout'
   | 'renderer_unconfigured'
-  | 'renderer_failure';
+  | 'renderer_failure'
+  | 'extraction_failed';
 
 export class WebError extends Error {
   constructor(

@@ -1,0 +1,106 @@
+/**
+ * DOM to readable plain text: block elements become line breaks (paragraph-level ones a blank
+ * line), inline whitespace collapses as a browser would, <pre> keeps its layout, table cells are
+ * tab-separated, and invisible or non-content elements (scripts, styles, forms' controls, hidden
+ * nodes) are skipped. Works on any DOM with nodeType/tagName/childNodes (linkedom here).
+ */
+
+// Minimal structural view of a DOM node, so this file does not need the DOM type library.
+export interface DomNode {
+  nodeType: number;
+  nodeName: string;
+  textContent: string | null;
+  childNodes: ArrayLike<DomNode>;
+  getAttribute?(name: string): string | null;
+}
+
+const SKIP = new Set([
+  'SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'CANVAS', 'IFRAME', 'OBJECT', 'EMBED', 'HEAD', 'TITLE',
+  'META', 'LINK', 'BUTTON', 'SELECT', 'OPTION', 'TEXTAREA', 'INPUT', 'DIALOG', 'MATH', 'AUDIO', 'VIDEO', 'MAP',
+]);
+const PARAGRAPH = new Set([
+  'P', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'BLOCKQUOTE', 'PRE', 'FIGURE', 'TABLE', 'UL', 'OL', 'DL', 'SECTION',
+  'ARTICLE', 'HEADER', 'FOOTER', 'ASIDE', 'NAV', 'MAIN', 'HR', 'ADDRESS', 'DETAILS', 'FIELDSET', 'FORM',
+]);
+const LINE = new Set(['DIV', 'LI', 'TR', 'DT', 'DD', 'BR', 'FIGCAPTION', 'SUMMARY', 'CAPTION', 'LEGEND', 'LABEL', 'THEAD', 'TBODY', 'TFOOT']);
+const CELL = new Set(['TD', 'TH']);
+
+type Token = { text: string; pre: boolean } | { brk: 1 | 2 } | { cell: true };
+
+function hidden(el: DomNode): boolean {
+  const get = el.getAttribute?.bind(el);
+  if (!get) return false;
+  if (get('hidden') !== null || get('aria-hidden') === 'true') return true;
+  const style = get('style');
+  return !!style && /(display\s*:\s*none|visibility\s*:\s*hidden)/i.test(style);
+}
+
+function walk(node: DomNode, out: Token[], pre: boolean): void {
+  if (node.nodeType === 3) {
+    const t = node.textContent ?? '';
+    out.push({ text: pre ? t.replace(/\r\n?/g, '\n') : t, pre });
+    return;
+  }
+  if (node.nodeType !== 1 && node.nodeType !== 9 && node.nodeType !== 11) return;
+  const name = node.nodeName.toUpperCase();
+  if (SKIP.has(name) || (node.nodeType === 1 && hidden(node))) return;
+  if (name === 'BR') {
+    out.push({ brk: 1 });
+    return;
+  }
+  const weight = PARAGRAPH.has(name) ? 2 : LINE.has(name) ? 1 : 0;
+  if (weight) out.push({ brk: weight as 1 | 2 });
+  if (name === 'IMG') {
+    const alt = node.getAttribute?.('alt')?.trim();
+    if (alt) out.push({ text: ` ${alt} `, pre: false });
+  }
+  const kids = node.childNodes;
+  const inPre = pre || name === 'PRE';
+  for (let i = 0; i < kids.length; i++) walk(kids[i], out, inPre);
+  if (CELL.has(name)) out.push({ cell: true });
+  if (weight) out.push({ brk: weight as 1 | 2 });
+}
+
+const CELL_MARK = '\u0000';
+
+/** One block's tokens as a line (or, for <pre>, lines kept as they are). */
+function flush(parts: string[], pre: boolean): string {
+  const joined = parts.join('');
+  if (pre) return joined.replace(/^\n+|\s+$/g, '').replace(/[ \t]+\n/g, '\n').replaceAll(CELL_MARK, '\t');
+  return joined.replace(/\s+/g, ' ').trim().replace(/ ?\u0000 ?/g, '\t').replace(/\t+$/, '');
+}
+
+/**
+ * Plain text of a node and its descendants. Linear in the size of the tree: text is gathered per
+ * block and normalised once per block (regexes over the growing whole would be quadratic).
+ */
+export function domToText(root: DomNode): string {
+  const tokens: Token[] = [];
+  walk(root, tokens, false);
+  const blocks: string[] = [];
+  let parts: string[] = [];
+  let pre = false;
+  let pending: 0 | 1 | 2 = 0;
+  const end = () => {
+    const line = flush(parts, pre);
+    parts = [];
+    pre = false;
+    if (line === '') return;
+    if (blocks.length > 0) blocks.push(pending === 2 ? '\n\n' : '\n');
+    blocks.push(line);
+    pending = 0;
+  };
+  for (const t of tokens) {
+    if ('text' in t) {
+      parts.push(t.text);
+      pre ||= t.pre;
+    } else if ('brk' in t) {
+      end();
+      pending = Math.max(pending, t.brk) as 0 | 1 | 2;
+    } else {
+      parts.push(CELL_MARK);
+    }
+  }
+  end();
+  return blocks.join('');
+}

@@ -1,0 +1,102 @@
+/**
+ * robots.txt enforcement (RFC 9309) for browse. The file is fetched through the guarded client
+ * (redirects followed, each hop checked), cached per origin, and matched with robots-parser
+ * against the product token `svc-browse` (groups for `*` apply when none names us).
+ *
+ * Status semantics, per RFC 9309 section 2.3.1:
+ *   2xx                       parse the first 500 KiB; rules decide
+ *   4xx (incl. 401/403/404)   "unavailable": everything allowed
+ *   5xx, network failure,
+ *   timeout, blocked redirect "unreachable": everything disallowed
+ *   more than 5 redirects     treated as unavailable (allowed), as the RFC permits
+ * Successes and 4xx are cached for `ttlMs`; unreachable results for the shorter `errorTtlMs`, so a
+ * passing outage does not lock a site out for the whole cache lifetime.
+ */
+import robotsParser from 'robots-parser';
+import type { Clock } from '../../lib/clock';
+import { isWebError } from './errors';
+import type { GuardedClient } from './guarded-client';
+
+export const ROBOTS_TOKEN = 'svc-browse';
+export const ROBOTS_MAX_BYTES = 500 * 1024;
+const ROBOTS_TIMEOUT_MS = 10_000;
+const MAX_ORIGINS = 1_000;
+
+type Verdict = { kind: 'rules'; robot: ReturnType<typeof robotsParser> } | { kind: 'allow-all' } | { kind: 'disallow-all' };
+interface Entry {
+  verdict: Verdict;
+  expires: number;
+}
+
+export interface RobotsPolicy {
+  /** Whether `svc-browse` may fetch this URL. Never throws for network trouble (that disallows). */
+  isAllowed(url: string): Promise<boolean>;
+  /** Forgets every cached robots.txt. */
+  clear(): void;
+}
+
+export interface RobotsOptions {
+  client: GuardedClient;
+  clock: Clock;
+  ttlMs: number;
+  errorTtlMs: number;
+  token?: string;
+}
+
+export function createRobotsPolicy(opts: RobotsOptions): RobotsPolicy {
+  const token = opts.token ?? ROBOTS_TOKEN;
+  const cache = new Map<string, Entry>();
+  const inflight = new Map<string, Promise<Verdict>>();
+
+  async function fetchVerdict(origin: string): Promise<Verdict> {
+    const robotsUrl = `${origin}/robots.txt`;
+    try {
+      const res = await opts.client.fetch(robotsUrl, {
+        maxBytes: ROBOTS_MAX_BYTES,
+        onOversize: 'truncate',
+        timeoutMs: ROBOTS_TIMEOUT_MS,
+        headers: { accept: 'text/plain,*/*;q=0.5' },
+      });
+      // Rules found after a redirect still govern the origin we asked about (RFC 9309 2.3.1.2).
+      if (res.status >= 200 && res.status < 300) return { kind: 'rules', robot: robotsParser(robotsUrl, res.body.toString('utf8')) };
+      if (res.status >= 400 && res.status < 500) return { kind: 'allow-all' };
+      if (res.status >= 300 && res.status < 400) return { kind: 'allow-all' }; // redirect without Location
+      return { kind: 'disallow-all' };
+    } catch (err) {
+      if (isWebError(err) && err.reason === 'too_many_redirects') return { kind: 'allow-all' };
+      return { kind: 'disallow-all' };
+    }
+  }
+
+  async function verdictFor(origin: string): Promise<Verdict> {
+    const now = opts.clock.now();
+    const hit = cache.get(origin);
+    if (hit && hit.expires > now) return hit.verdict;
+    const pending = inflight.get(origin);
+    if (pending) return pending;
+    const p = fetchVerdict(origin)
+      .then((verdict) => {
+        const ttl = verdict.kind === 'disallow-all' ? opts.errorTtlMs : opts.ttlMs;
+        cache.delete(origin);
+        if (ttl > 0) cache.set(origin, { verdict, expires: opts.clock.now() + ttl });
+        // Oldest-first eviction keeps the cache bounded (Map keeps insertion order).
+        while (cache.size > MAX_ORIGINS) cache.delete(cache.keys().next().value as string);
+        return verdict;
+      })
+      .finally(() => inflight.delete(origin));
+    inflight.set(origin, p);
+    return p;
+  }
+
+  return {
+    async isAllowed(input) {
+      const url = new URL(input);
+      url.hash = '';
+      const verdict = await verdictFor(url.origin);
+      if (verdict.kind !== 'rules') return verdict.kind === 'allow-all';
+      // robots-parser answers undefined for a URL of another origin; ours always matches.
+      return verdict.robot.isAllowed(url.href, token) !== false;
+    },
+    clear: () => cache.clear(),
+  };
+}
