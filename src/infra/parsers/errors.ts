@@ -38,6 +38,10 @@ export function describeError(e: unknown): string {
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
+/** Human size for messages: `512 bytes`, `12.5 KiB`, `256 MiB`. */
 export function mib(bytes: number): string {
-  return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
+  const round = (n: number) => Math.round(n * 10) / 10;
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${round(bytes / 1024)} KiB`;
+  return `${round(bytes / (1024 * 1024))} MiB`;
 }

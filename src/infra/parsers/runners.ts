@@ -13,8 +13,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import { spawnTsWorker } from '../../lib/worker';
 import { ParseFailure } from './errors';
@@ -48,13 +47,12 @@ export function startRunner(isolation: Isolation, limits: RunnerLimits, events: 
   return isolation === 'thread' ? threadRunner(limits, events) : processRunner(limits, events);
 }
 
-const childEntry = fileURLToPath(new URL('./parse-child.ts', import.meta.url));
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm')).href;
+const childEntry = fileURLToPath(new URL('./parse-child-bootstrap.mjs', import.meta.url));
 const watchEveryMs = 100;
 
 function processRunner(limits: RunnerLimits, events: RunnerEvents): Runner {
   const child: ChildProcess = fork(childEntry, [], {
-    execArgv: ['--import', tsxLoader, `--max-old-space-size=${limits.heapMb}`],
+    execArgv: [`--max-old-space-size=${limits.heapMb}`],
     serialization: 'advanced',
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
