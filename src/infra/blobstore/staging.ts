@@ -33,6 +33,8 @@ export async function stageToFile(body: Readable, dir: string, maxBytes: number,
   const hash = createHash('sha256');
   let sizeBytes = 0;
   const meter = new Transform({
+    // A little slack (bounded, ~1 MiB each side) lets reading, hashing and writing overlap.
+    highWaterMark: 1024 * 1024,
     transform(chunk: Buffer, _enc, done) {
       sizeBytes += chunk.length;
       if (sizeBytes > maxBytes) return done(new BlobTooLargeError(maxBytes));
