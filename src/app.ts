@@ -19,6 +19,11 @@ import { toolRoutes } from './modules/discovery/tool-routes';
 import { openApiRoutes } from './modules/discovery/openapi-routes';
 import { mcpRoutes } from './modules/mcp/routes';
 import { createMemoryModule } from './modules/memory/module';
+import { createVectorRuntime } from './infra/vectors/runtime';
+import { createBillingModule } from './modules/billing/module';
+import { createUsageModule } from './modules/usage/module';
+import { createSearchModule } from './modules/search/module';
+import { createFeedbackModule } from './modules/feedback/module';
 
 export interface AppOptions {
   config: Config;
@@ -89,8 +94,26 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // ---- modules ----
   await app.register(healthRoutes({ db: database.db, engine: database.engine }));
   await app.register(identityRoutes({ identity, envelope, baseUrl: config.core.baseUrl }));
-  const memory = createMemoryModule({ config, database, clock, log: (msg, err) => app.log.error({ err }, msg) });
+  // Embedder + vector index + outbox indexer, shared by memory, commons and blob search.
+  const vectors = await createVectorRuntime({ config, database, clock, log: (msg, err) => app.log.warn({ err }, msg) });
+  // Billing owns metering: memory writes, search, browse and parse charge through billing.metering.
+  const billing = createBillingModule({
+    config, database, clock, log: (msg, err) => app.log.error({ err }, msg),
+    agents: { tierOf: async (id) => (await identity.getAgent(id))?.tier },
+  });
+  await app.register(billing.routes);
+  const memory = createMemoryModule({ config, database, clock, vectors, meter: billing.memoryMeter, log: (msg, err) => app.log.error({ err }, msg) });
   await app.register(memory.routes);
+  // Metering is billing's service; search and browse charge through it (billing's routes can share it).
+  const upgradeUrl = config.billing.billingPageUrl ?? `${config.core.baseUrl}/billing`;
+  const metering = billing.metering;
+  const usage = createUsageModule({ db: database.db, clock, upgradeUrl });
+  const search = createSearchModule({ config, clock, envelope, metering, usage: usage.service, log: app.log });
+  const feedback = createFeedbackModule({ db: database.db, clock, envelope, upgradeUrl });
+  usage.service.addActivitySource(feedback.service.activitySource());
+  await app.register(search.routes);
+  await app.register(feedback.routes);
+  await app.register(usage.routes);
 
   // ---- discovery and MCP (derived lazily from the whole route table, so order does not matter) ----
   await app.register(discoveryRoutes({ config, table: routeTable, identity }));
@@ -100,8 +123,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
 
   app.addHook('onClose', async () => {
     await memory.close();
+    billing.close();
+    await vectors.close();
+    await search.close();
     await database.close();
   });
+  vectors.indexer?.start();
   await app.ready();
   return { app, database, clock };
 }

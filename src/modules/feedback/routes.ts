@@ -1,0 +1,44 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { agentOf } from '../../http/auth';
+import type { EnvelopeBuilder } from '../../http/envelope';
+import { ApiError } from '../../http/errors';
+import { FeedbackBody, FeedbackValidationCodes } from './schemas';
+
+/**
+ * The shared validator coerces scalars (12 → "12"); feedback fields must arrive as JSON strings,
+ * so types are checked on the parsed body before validation.
+ */
+function requireStrings(body: unknown): void {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return; // the schema refuses it
+  const b = body as Record<string, unknown>;
+  for (const [field, code] of Object.entries(FeedbackValidationCodes)) {
+    const name = field.slice('body.'.length);
+    if (b[name] !== undefined && typeof b[name] !== 'string') throw new ApiError(code.status, code.code, code.message, { field });
+  }
+  if (b.note !== undefined && b.note !== null && typeof b.note !== 'string') {
+    throw new ApiError(422, 'VALIDATION_FAILED', 'note must be a string of at most 500 characters, or null', { field: 'body.note' });
+  }
+}
+import type { FeedbackService } from './service';
+
+export const feedbackRoutes = (deps: { feedback: FeedbackService; envelope: EnvelopeBuilder }): FastifyPluginAsyncTypebox => async (app) => {
+  const { feedback, envelope } = deps;
+
+  app.post('/v1/feedback', {
+    schema: { body: FeedbackBody, summary: 'Give feedback on an earlier result (append-only; monthly cap per tier)', tags: ['feedback'] },
+    config: { auth: 'key', validationCodes: FeedbackValidationCodes },
+    preValidation: async (request) => requireStrings(request.body),
+  }, async (request, reply) => {
+    const a = agentOf(request);
+    const r = await feedback.submit({ agentId: a.agentId, tier: a.tier }, request.body);
+    return reply.code(201).send({ status: 'success', feedback_id: r.feedback_id, created_at: r.created_at, _svc: await envelope.build() });
+  });
+
+  app.get('/v1/feedback/stats', {
+    schema: { summary: 'Your feedback: rolling 7 and 30 day counts, by ref_type and signal, and this UTC month\'s cap', tags: ['feedback'] },
+    config: { auth: 'key' },
+  }, async (request) => {
+    const a = agentOf(request);
+    return feedback.stats({ agentId: a.agentId, tier: a.tier });
+  });
+};

@@ -1,0 +1,99 @@
+/**
+ * Feedback: append-only events on earlier results, capped per agent and UTC calendar month by tier
+ * (src/lib/tiers.ts feedbackPerMonth), and rolling 7/30-day statistics.
+ */
+import { ApiError } from '../../http/errors';
+import type { Clock } from '../../lib/clock';
+import { iso } from '../../lib/clock';
+import { newId } from '../../lib/ids';
+import { tierOf } from '../../lib/tiers';
+import type { ActivityItem, ActivitySource } from '../usage/activity-types';
+import { MAX_NOTE_CHARS, REF_TYPES, SIGNALS, type RefType, type Signal } from './schemas';
+import type { FeedbackRow, FeedbackStore } from './store';
+
+const DAY_MS = 86_400_000;
+
+export interface FeedbackInput { ref_type: RefType; ref_id: string; signal: Signal; note?: string | null }
+export interface Caller { agentId: string; tier: string }
+
+/** UTC calendar month of an instant, and the instant the next one starts. */
+export function utcMonth(ms: number): { month: string; resetsAt: number } {
+  const d = new Date(ms);
+  return { month: d.toISOString().slice(0, 7), resetsAt: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) };
+}
+
+type Counts = Record<Signal | 'total', number>;
+const zero = (): Counts => ({ total: 0, helpful: 0, unhelpful: 0, wrong: 0 });
+
+export function createFeedbackService(deps: { store: FeedbackStore; clock: Clock; upgradeUrl: string }) {
+  const { store, clock } = deps;
+
+  return {
+    async submit(caller: Caller, input: FeedbackInput) {
+      if (input.ref_id.trim() === '') throw new ApiError(422, 'INVALID_REF_ID', 'ref_id must not be empty or whitespace', { field: 'body.ref_id' });
+      const note = input.note ?? null;
+      if (note !== null && [...note].length > MAX_NOTE_CHARS) {
+        throw new ApiError(422, 'NOTE_TOO_LONG', `note is at most ${MAX_NOTE_CHARS} characters`, { field: 'body.note', max_chars: MAX_NOTE_CHARS });
+      }
+      const now = clock.now();
+      const cap = tierOf(caller.tier).feedbackPerMonth;
+      const { month, resetsAt } = utcMonth(now);
+      const row: FeedbackRow = {
+        feedback_id: newId(), agent_id: caller.agentId, ref_type: input.ref_type, ref_id: input.ref_id,
+        signal: input.signal, note: note === '' ? null : note, created_at: now,
+      };
+      if (!(await store.appendWithinCap(row, month, cap))) {
+        throw new ApiError(429, 'FEEDBACK_LIMIT', `Monthly feedback cap of ${cap} for this tier is reached; it resets at the start of the next UTC month`,
+          { upgrade_url: deps.upgradeUrl, limit: cap, resets_at: iso(resetsAt) });
+      }
+      return { feedback_id: row.feedback_id, created_at: iso(now) };
+    },
+
+    async stats(caller: Caller) {
+      const now = clock.now();
+      const rows = await store.signalCounts(caller.agentId, now - 7 * DAY_MS, now - 30 * DAY_MS, now);
+      const last7 = zero();
+      const last30 = zero();
+      const byRef: Record<string, Counts> = Object.fromEntries(REF_TYPES.map((r) => [r, zero()]));
+      for (const r of rows) {
+        if (!(SIGNALS as readonly string[]).includes(r.signal)) continue;
+        const s = r.signal as Signal;
+        last7[s] += r.last_7d; last7.total += r.last_7d;
+        last30[s] += r.last_30d; last30.total += r.last_30d;
+        const ref = (byRef[r.ref_type] ??= zero());
+        ref[s] += r.last_30d; ref.total += r.last_30d;
+      }
+      const { month, resetsAt } = utcMonth(now);
+      const limit = tierOf(caller.tier).feedbackPerMonth;
+      const used = await store.monthCount(caller.agentId, month);
+      return {
+        status: 'success',
+        last_7d: last7,
+        last_30d: last30,
+        by_ref_type: byRef,
+        by_ref_type_window: 'last_30d',
+        month,
+        used_this_month: used,
+        limit,
+        remaining: Math.max(0, limit - used),
+        resets_at: iso(resetsAt),
+      };
+    },
+
+    /** The feed's view of feedback events. */
+    activitySource(): ActivitySource {
+      return {
+        kind: 'feedback',
+        async page(agentId, limit, before): Promise<ActivityItem[]> {
+          const rows = await store.page(agentId, limit, before);
+          return rows.map((r) => ({
+            kind: 'feedback', id: r.feedback_id, at: Number(r.created_at),
+            data: { feedback_id: r.feedback_id, ref_type: r.ref_type, ref_id: r.ref_id, signal: r.signal, note: r.note },
+          }));
+        },
+      };
+    },
+  };
+}
+
+export type FeedbackService = ReturnType<typeof createFeedbackService>;

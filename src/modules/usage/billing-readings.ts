@@ -1,0 +1,39 @@
+/**
+ * Adapter: the usage module's MeterReadings, read from billing's counters (the same functions
+ * billing's own snapshot uses, so GET /v1/usage and GET /v1/billing never disagree). Read-only.
+ * It belongs next to billing's other adapters (billing/memory-meter.ts) once billing exposes reads
+ * in its service; until then it sits here so billing's write path stays untouched.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from '../../infra/db/schema';
+import type { Clock } from '../../lib/clock';
+import { effectiveTier } from '../../lib/tiers';
+import { balanceOf } from '../billing/ledger-store';
+import { dailyRows, freeUsed } from '../billing/meter-store';
+import { ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS } from '../billing/pricing';
+import type { MeterReadings, MeterTerms } from './ports';
+
+export function billingReadings(db: Kysely<Database>, clock: Clock): MeterReadings {
+  return {
+    async daily(agentId, fromDay, toDay) {
+      const rows = await dailyRows(db, agentId, fromDay, toDay);
+      return rows.map((r) => ({ pool: r.pool, day: r.day, count: Number(r.count) }));
+    },
+    async freeUsed(agentId, pool) {
+      const floor = FREE_FLOORS[pool];
+      return floor === null ? 0 : freeUsed(db, agentId, pool, floor, clock.now(), FLOOR_WINDOW_MS);
+    },
+    async effectiveTier(agentId, storedTier) {
+      const row = await db.selectFrom('billing_accounts').select('lifetime_purchase_units').where('agent_id', '=', agentId).executeTakeFirst();
+      return effectiveTier(storedTier, Number(row?.lifetime_purchase_units ?? 0));
+    },
+    async balanceUnits(agentId) {
+      return (await balanceOf(db, agentId, clock.now())).units;
+    },
+  };
+}
+
+export const billingTerms: MeterTerms = {
+  freeFloor: { search: FREE_FLOORS.search, browse: FREE_FLOORS.browse, memory_write: FREE_FLOORS.memory_write, parse: FREE_FLOORS.parse },
+  priceUnits: { search: ACTION_PRICE.search, browse: ACTION_PRICE.browse_static, memory_write: ACTION_PRICE.memory_write, parse: ACTION_PRICE.parse },
+};

@@ -1,0 +1,25 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { agentOf } from '../../http/auth';
+import { ActivityQuery, ActivityValidationCodes } from './schemas';
+import type { UsageService } from './service';
+
+export const usageRoutes = (deps: { usage: UsageService }): FastifyPluginAsyncTypebox => async (app) => {
+  const { usage } = deps;
+
+  app.get('/v1/usage', {
+    schema: { summary: 'Usage history: metered calls this UTC month, what remains, and a 7-day daily breakdown', tags: ['usage'] },
+    config: { auth: 'key' },
+  }, async (request) => {
+    const a = agentOf(request);
+    return usage.history(a.agentId, a.tier);
+  });
+
+  app.get('/v1/me/activity', {
+    schema: { querystring: ActivityQuery, summary: 'Your activity feed: browses (without page text), feedback and approval events, newest first', tags: ['usage'] },
+    config: { auth: 'key', validationCodes: ActivityValidationCodes },
+  }, async (request) => {
+    const a = agentOf(request);
+    const q = request.query;
+    return usage.activity(a.agentId, { limit: q.limit ?? 20, cursor: q.cursor, kinds: q.kinds?.split(',') });
+  });
+};

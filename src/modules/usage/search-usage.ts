@@ -1,0 +1,64 @@
+/**
+ * The top-level `usage` object of a search response (spec: Response envelope). Two shapes:
+ *
+ * credit-metered tiers (free, spark, sprint, mission, deploy):
+ *   search_quota_period 'trial_credits'; search_calls_limit = the free floor (50 per rolling 30 days);
+ *   calls_total = search-pool calls (web + blob search) this UTC month, as GET /v1/billing counts them;
+ *   calls_remaining null (past the floor calls are paid from credit); search_overage_rate_per_call =
+ *   the price of one search past the floor in USD; over_limit = the floor is used up AND the balance
+ *   cannot pay for one more search (the next call would answer 402).
+ * legacy monthly tiers (starter, pro):
+ *   search_quota_period 'monthly' (UTC calendar month); search_calls_limit = the monthly quota;
+ *   calls_total = search-pool calls this UTC month; calls_remaining = quota - calls_total (>= 0);
+ *   search_overage_rate_per_call = the tier's overage rate; over_limit = the quota is used up.
+ */
+import { formatUnitsUsd, utcDayOf, utcMonthStartDay } from './time';
+import type { MeterReadings, MeterTerms } from './ports';
+
+export interface SearchUsage {
+  calls_total: number;
+  calls_remaining: number | null;
+  over_limit: boolean;
+  upgrade_url: string;
+  search_quota_period: 'trial_credits' | 'monthly';
+  search_calls_limit: number | null;
+  search_overage_rate_per_call: string | null;
+}
+
+export async function searchUsage(
+  r: MeterReadings, terms: MeterTerms, upgradeUrl: string,
+  a: { agentId: string; storedTier: string; now: number; balanceUnits?: number },
+): Promise<SearchUsage> {
+  const tier = await r.effectiveTier(a.agentId, a.storedTier);
+  const today = utcDayOf(a.now);
+  const monthCalls = async () => (await r.daily(a.agentId, utcMonthStartDay(a.now), today)).filter((d) => d.pool === 'search').reduce((n, d) => n + d.count, 0);
+  if (tier.metering === 'monthly') {
+    const total = await monthCalls();
+    const limit = tier.searchPerMonth;
+    return {
+      calls_total: total,
+      calls_remaining: limit === null ? null : Math.max(0, limit - total),
+      over_limit: limit !== null && total >= limit,
+      upgrade_url: upgradeUrl,
+      search_quota_period: 'monthly',
+      search_calls_limit: limit,
+      search_overage_rate_per_call: tier.searchOverageUsdPerCall,
+    };
+  }
+  const floor = terms.freeFloor.search ?? 0;
+  const price = terms.priceUnits.search;
+  const [total, freeUsed, balance] = await Promise.all([
+    monthCalls(),
+    r.freeUsed(a.agentId, 'search'),
+    a.balanceUnits !== undefined ? Promise.resolve(a.balanceUnits) : r.balanceUnits(a.agentId),
+  ]);
+  return {
+    calls_total: total,
+    calls_remaining: null,
+    over_limit: freeUsed >= floor && balance < price,
+    upgrade_url: upgradeUrl,
+    search_quota_period: 'trial_credits',
+    search_calls_limit: floor,
+    search_overage_rate_per_call: formatUnitsUsd(price),
+  };
+}
