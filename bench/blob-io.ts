@@ -7,7 +7,8 @@
  *
  * The store does more than a copy (SHA-256 of every byte, fsync, rename, directory fsync), so the
  * upload ratio is the price of content addressing and durability. Runs are interleaved and the
- * median kept, since the machine is shared. Reads come from the page cache for both sides.
+ * median kept, since the machine is shared; CPU time is printed too, as it varies less with load.
+ * Reads come from the page cache for both sides.
  *
  *   npx tsx bench/blob-io.ts [--mb 100] [--runs 7] [--dir <dir on the disk to test>]
  */
@@ -47,14 +48,19 @@ let peakRss = 0;
 const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 10);
 /** Largest RSS growth seen during any single run of each operation. */
 const rssGrowth: Record<string, number> = {};
+/** CPU time (user + system, all threads) per run: steadier than wall time on a busy machine. */
+const cpuMs: Record<string, number[]> = {};
 
 async function timed(name: string, fn: () => Promise<void>): Promise<number> {
   const before = process.memoryUsage.rss();
   const overallPeak = peakRss;
   peakRss = before;
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   await fn();
   const ms = performance.now() - t0;
+  const c = process.cpuUsage(c0);
+  (cpuMs[name] ??= []).push((c.user + c.system) / 1000);
   peakRss = Math.max(peakRss, process.memoryUsage.rss());
   rssGrowth[name] = Math.max(rssGrowth[name] ?? 0, peakRss - before);
   peakRss = Math.max(peakRss, overallPeak);
@@ -79,6 +85,7 @@ async function main() {
       if (i === 0) {
         for (const k of Object.keys(t) as (keyof typeof t)[]) t[k].length = 0;
         for (const k of Object.keys(rssGrowth)) delete rssGrowth[k];
+        for (const k of Object.keys(cpuMs)) delete cpuMs[k];
       }
       if (key) await store.delete(key); // otherwise commit finds the bytes already stored and skips the write
       t.store.push(await timed('store', async () => {
@@ -118,7 +125,7 @@ async function main() {
     const m = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, median(v)])) as Record<keyof typeof t, number>;
     const mbps = (ms: number) => (MB / (ms / 1000)).toFixed(0);
     const row = (name: string, key: keyof typeof t) =>
-      console.log(`${name.padEnd(42)} ${m[key].toFixed(0).padStart(7)} ms  ${mbps(m[key]).padStart(6)} MB/s   peak RSS +${(rssGrowth[key] / 2 ** 20).toFixed(0)} MB`);
+      console.log(`${name.padEnd(42)} ${m[key].toFixed(0).padStart(6)} ms ${mbps(m[key]).padStart(6)} MB/s  cpu ${median(cpuMs[key]).toFixed(0).padStart(4)} ms  peak RSS +${(rssGrowth[key] / 2 ** 20).toFixed(0)} MB`);
     console.log(`blob-io: ${MB} MB, median of ${RUNS} interleaved runs after 1 warm-up, dir ${dir}`);
     row('upload: FsBlobStore stage+commit', 'store');
     row('upload baseline: stream copy + fsync', 'stream');
@@ -129,6 +136,8 @@ async function main() {
     console.log(`ratio upload store / stream copy+fsync: ${(m.store / m.stream).toFixed(2)}`);
     console.log(`ratio upload store / copyFile:          ${(m.store / m.copyFile).toFixed(2)}`);
     console.log(`ratio read store / plain stream:         ${(m.storeRead / m.plainRead).toFixed(2)}`);
+    const cpu = (k: keyof typeof t) => median(cpuMs[k]);
+    console.log(`cpu ratio upload store / stream copy+fsync: ${(cpu('store') / cpu('stream')).toFixed(2)}; read store / plain: ${(cpu('storeRead') / cpu('plainRead')).toFixed(2)}`);
     console.log(`RSS: at start ${(rssStart / 2 ** 20).toFixed(0)} MB, peak ${(peakRss / 2 ** 20).toFixed(0)} MB (+${((peakRss - rssStart) / 2 ** 20).toFixed(0)} MB), maxRSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
     await store.close();
   } finally {
