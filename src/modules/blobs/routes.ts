@@ -1,0 +1,141 @@
+/**
+ * /v1/blobs routes. The upload lives in its own encapsulated plugin: there, and only there, the
+ * JSON parser is replaced by @fastify/multipart (field `file`) and a catch-all parser that hands
+ * the raw request stream through unread, so any Content-Type is stored as bytes and nothing is
+ * buffered. Downloads stream from the store with Range support (range.ts).
+ */
+import type { FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import multipart from '@fastify/multipart';
+import type { Readable } from 'node:stream';
+import { agentOf } from '../../http/auth';
+import { ApiError } from '../../http/errors';
+import type { Clock } from '../../lib/clock';
+import { BlobIdCodes, BlobParams, DownloadQuery, ListQuery, signedUrlQuery } from './schemas';
+import type { BlobService, Download } from './service';
+import type { UrlSigner } from './signed-url';
+
+export interface BlobRouteDeps {
+  blobs: BlobService;
+  signer: UrlSigner;
+  clock: Clock;
+  maxBytes: number;
+  signedUrlMaxSeconds: number;
+}
+
+const caller = (r: Parameters<typeof agentOf>[0]) => {
+  const a = agentOf(r);
+  return { agentId: a.agentId, tier: a.tier };
+};
+
+function send(reply: FastifyReply, d: Download) {
+  if (d.error) throw new ApiError(d.error.status, d.error.code, d.error.message, d.error.extra, d.headers);
+  reply.code(d.status).headers(d.headers);
+  return reply.send(d.body ?? '');
+}
+
+const uploadRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => async (app) => {
+  app.removeAllContentTypeParsers();
+  await app.register(multipart, { limits: { files: 1, fileSize: deps.maxBytes + 1, fields: 10, fieldSize: 1024, parts: 20 } });
+  // Everything else is the blob itself: pass the stream on unread.
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+
+  app.put('/v1/blobs', {
+    schema: {
+      summary: 'Upload a blob: multipart field `file`, or the raw body with its Content-Type. 201 new, 200 same bytes again',
+      tags: ['blobs'],
+      consumes: ['multipart/form-data', 'application/octet-stream', '*/*'],
+    } as Record<string, unknown>,
+    config: { auth: 'key' },
+  }, async (request, reply) => {
+    const who = caller(request);
+    const declared = Number(request.headers['content-length']);
+    const declaredBytes = Number.isFinite(declared) && declared >= 0 ? declared : undefined;
+    // A refused upload leaves body bytes unread: close the connection rather than read them.
+    const refuse = (e: unknown) => {
+      if (e instanceof ApiError && e.status === 413) reply.header('connection', 'close');
+      throw e;
+    };
+    let input;
+    if (request.isMultipart()) {
+      let part;
+      try {
+        part = await request.file();
+      } catch (e) {
+        throw new ApiError(400, 'BLOB_MULTIPART_INVALID', `Malformed multipart body: ${(e as Error).message}`);
+      }
+      if (!part || part.fieldname !== 'file') {
+        part?.file.resume();
+        throw new ApiError(422, 'BLOB_FILE_REQUIRED', 'The multipart body must carry the blob in a file field named `file`', { field: 'body.file' });
+      }
+      // The multipart envelope is larger than the file: only refuse early on a file-size basis (in stage()).
+      input = { body: part.file as Readable, contentType: part.mimetype, filename: part.filename || null };
+    } else {
+      const body = (request.body as Readable | undefined) ?? request.raw;
+      input = { body, contentType: request.headers['content-type'], declaredBytes };
+    }
+    const r = await deps.blobs.upload(who, input).catch(refuse);
+    return reply.code(r.created ? 201 : 200).send({ status: 'success', ...r.blob });
+  });
+};
+
+export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => async (app) => {
+  const { blobs } = deps;
+  await app.register(uploadRoutes(deps));
+
+  app.get('/v1/blobs', {
+    schema: { querystring: ListQuery, summary: 'List your blobs, newest first', tags: ['blobs'] },
+    config: { auth: 'key' },
+  }, async (request) => blobs.list(caller(request).agentId, request.query.page ?? 1, request.query.per_page ?? 50));
+
+  app.get('/v1/blobs/:blob_id', {
+    exposeHeadRoute: false,
+    schema: { params: BlobParams, summary: 'Download a blob (HTTP Range: one range → 206, several → multipart/byteranges)', tags: ['blobs'] },
+    config: { auth: 'key', validationCodes: BlobIdCodes },
+  }, async (request, reply) => send(reply, await blobs.download(caller(request).agentId, request.params.blob_id, {
+    range: request.headers.range, ifNoneMatch: request.headers['if-none-match'],
+  })));
+
+  app.get('/v1/blobs/:blob_id/meta', {
+    schema: { params: BlobParams, summary: 'Metadata of a blob: size, type, sha256, dates, latest parse', tags: ['blobs'] },
+    config: { auth: 'key', validationCodes: BlobIdCodes },
+  }, async (request) => blobs.meta(caller(request).agentId, request.params.blob_id));
+
+  app.get('/v1/blobs/:blob_id/signed-url', {
+    schema: {
+      params: BlobParams, querystring: signedUrlQuery(deps.signedUrlMaxSeconds), tags: ['blobs'],
+      summary: 'A signed URL that reads the blob without a key until it expires',
+    },
+    config: { auth: 'key', validationCodes: BlobIdCodes },
+  }, async (request) => blobs.signedUrl(caller(request).agentId, request.params.blob_id, request.query.expires_in));
+
+  // Reached through a signed URL (no key), or by the owner with the key. Hence 'optional'.
+  app.get('/v1/blobs/:blob_id/download', {
+    exposeHeadRoute: false,
+    schema: {
+      params: BlobParams, querystring: DownloadQuery, tags: ['blobs'],
+      summary: 'Download through a signed URL (agent_id, expires, signature from .../signed-url), or with the key',
+    },
+    config: { auth: 'optional', validationCodes: BlobIdCodes },
+  }, async (request, reply) => {
+    const { agent_id, expires, signature } = request.query;
+    const { blob_id } = request.params;
+    const h = { range: request.headers.range, ifNoneMatch: request.headers['if-none-match'] };
+    if (signature === undefined && request.auth) return send(reply, await blobs.download(request.auth.agentId, blob_id, h));
+    if (!agent_id || expires === undefined || !signature) {
+      throw new ApiError(403, 'SIGNED_URL_INVALID', 'This URL needs agent_id, expires and signature from GET /v1/blobs/{blob_id}/signed-url');
+    }
+    const check = deps.signer.check(agent_id, blob_id, expires, signature, deps.clock.now());
+    if (check === 'invalid') throw new ApiError(403, 'SIGNED_URL_INVALID', 'The URL signature does not match');
+    if (check === 'expired') throw new ApiError(403, 'SIGNED_URL_EXPIRED', 'The signed URL has expired; ask for a new one');
+    return send(reply, await blobs.download(agent_id, blob_id, h));
+  });
+
+  app.delete('/v1/blobs/:blob_id', {
+    schema: { params: BlobParams, summary: 'Soft-delete a blob: 204, also for unknown ids (existence is not leaked)', tags: ['blobs'] },
+    config: { auth: 'key', validationCodes: BlobIdCodes },
+  }, async (request, reply) => {
+    await blobs.remove(caller(request).agentId, request.params.blob_id);
+    return reply.code(204).send();
+  });
+};
