@@ -1,4 +1,4 @@
-import { bool, group, int, oneOf, optionalStr, optionalUrl, str } from './define';
+import { bool, group, int, oneOf, optionalStr, optionalUrl, str, type Loaded } from './define';
 
 const MiB = 1024 * 1024;
 
@@ -42,7 +42,7 @@ export const blobsSettings = group('Blobs and parsing', {
     'HMAC secret that signs messages to POST /internal/queue/parse (external push delivery). Unset: that route refuses every message; the built-in job table does not need it.'),
 });
 
-type BlobsConfig = { [K in keyof typeof blobsSettings.settings]: ReturnType<(typeof blobsSettings.settings)[K]['read']> };
+type BlobsConfig = Loaded<typeof blobsSettings.settings>;
 
 /** Cross-field checks; an empty list means the group is consistent. */
 export function blobsSettingsProblems(b: BlobsConfig): string[] {

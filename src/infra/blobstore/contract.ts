@@ -91,6 +91,7 @@ export function blobStoreContract(name: string, setup: () => Promise<ContractHar
       expect(staged.sha256).toBe(sha(Buffer.alloc(0)));
       expect(await store.size(staged.sha256)).toBe(0);
       expect((await readAll(await store.read(staged.sha256))).length).toBe(0);
+      await expect(store.read(staged.sha256, { start: 0, end: 0 })).rejects.toBeInstanceOf(BlobRangeError);
       await store.delete(staged.sha256);
     });
 

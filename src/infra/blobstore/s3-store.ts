@@ -216,12 +216,12 @@ export class S3BlobStore implements BlobStore {
     const served = m
       ? { start: Number(m[1]), end: Number(m[2]), total: Number(m[3]) }
       : { start: 0, end: (out.ContentLength ?? 0) - 1, total: out.ContentLength ?? 0 };
-    if (served.start === range.start && served.end === range.end) return body;
     // S3 clamps an end past the object to its last byte; our contract refuses such ranges instead.
     if (range.end >= served.total) {
       body.destroy();
       throw new BlobRangeError(range, served.total);
     }
+    if (served.start === range.start && served.end === range.end) return body;
     // Some S3-compatible servers answer a wider range than asked (s3rver reads `bytes=0-0` as
     // `bytes=0-`); cut the asked bytes out of it rather than hand back the wrong ones.
     if (served.start <= range.start && served.end >= range.end) {
