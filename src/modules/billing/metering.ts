@@ -70,7 +70,7 @@ export interface Metering {
 export interface AgentTierPort { tierOf(agentId: string): Promise<string | undefined> }
 export interface CommonsStatsPort { stats(agentId: string): Promise<{ size: number; contributions: number }> }
 
-export interface LowBalance { agentId: string; account: Account; balanceUnits: Units }
+export interface LowBalance { agentId: string; account: Account; balanceUnits: Units; /** The charge that opened the dip. */ chargeId: string }
 
 export interface MeteringDeps {
   store: BillingStore;
@@ -182,7 +182,7 @@ export function createMetering(deps: MeteringDeps): Metering {
               // Mark the dip under the lock: exactly one charge (of any instance) triggers the refill.
               await store.updateAccount(trx, job.agentId, { topup_dip_open: 1 }, job.now);
               account.topup_dip_open = 1;
-              low.push({ agentId: job.agentId, account: { ...account }, balanceUnits: units });
+              low.push({ agentId: job.agentId, account: { ...account }, balanceUnits: units, chargeId: job.chargeId });
             }
           }
         } catch (e) {

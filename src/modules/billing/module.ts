@@ -1,0 +1,98 @@
+/**
+ * Builds the billing module for app.ts: store, ledger, metering (what metered routes call), the
+ * memory adapter, Stripe (when configured), referrals with their timer, and the routes.
+ * Ports set later by app.ts (`setCommons`, `setStorage`) let other modules feed the snapshot.
+ */
+import type { Config } from '../../config';
+import type { DatabaseHandle } from '../../infra/db/database';
+import { paymentsFromConfig, type PaymentsGateway } from '../../infra/payments';
+import type { Clock } from '../../lib/clock';
+import { createCredits } from './credits';
+import { memoryMeterFrom } from './memory-meter';
+import { createMetering, type AgentTierPort, type CommonsStatsPort } from './metering';
+import { createReferralStore } from './referral-store';
+import { createReferralPayouts } from './referrals';
+import { billingRoutes } from './routes';
+import { createBillingService } from './service';
+import type { StorageUsagePort } from './snapshot';
+import { createBillingStore } from './store';
+
+export interface BillingModuleDeps {
+  config: Config;
+  database: DatabaseHandle;
+  clock: Clock;
+  agents: AgentTierPort;
+  /** Overrides the gateway built from config (tests). */
+  payments?: PaymentsGateway;
+  log?: (msg: string, err?: unknown) => void;
+}
+
+/** The module built for a config object (tests and operator scripts reach the services through it). */
+const byConfig = new WeakMap<Config, BillingModule>();
+export const billingModuleFor = (config: Config): BillingModule | undefined => byConfig.get(config);
+
+export function createBillingModule(deps: BillingModuleDeps) {
+  const { config, clock } = deps;
+  const base = config.core.baseUrl;
+  const billingPageUrl = config.billing.billingPageUrl ?? `${base}/billing`;
+  const store = createBillingStore(deps.database.db);
+  const credits = createCredits({ store, clock });
+  const payments = deps.payments ?? paymentsFromConfig(config.billing);
+  let commons: CommonsStatsPort | undefined;
+  let storage: StorageUsagePort | undefined;
+
+  const billing = createBillingService({
+    store, credits, clock, payments, publishableKey: config.billing.stripePublishableKey, billingPageUrl, log: deps.log,
+  });
+  const metering = createMetering({
+    store, clock, agents: deps.agents,
+    upgradeUrl: `${base}/v1/billing/credits/checkout`,
+    commonsUrl: `${base}/v1/commons`,
+    commons: () => commons,
+    onLowBalance: (e) => void billing.refill(e),
+  });
+  const referrals = createReferralPayouts({
+    store, referrals: createReferralStore(deps.database.db), clock,
+    enabled: config.billing.referralPayoutsEnabled, minActions: config.billing.referralMinActions,
+    creditExpiryDays: config.billing.referralCreditExpiryDays,
+  });
+  const every = config.billing.referralSettleIntervalSeconds;
+  const timer = config.billing.referralPayoutsEnabled && every > 0
+    ? setInterval(() => void referrals.settle().catch((e) => deps.log?.('referral settle failed', e)), every * 1000)
+    : undefined;
+  timer?.unref();
+
+  let pagePath = '/billing';
+  try {
+    const u = new URL(billingPageUrl);
+    if (u.origin === new URL(base).origin) pagePath = u.pathname.replace(/\/+$/, '') || '/billing';
+  } catch { /* default path */ }
+
+  const module: BillingModule = {
+    store, credits, metering, billing, referrals,
+    memoryMeter: memoryMeterFrom(metering),
+    /** The commons module's statistics for `_svc.usage` (commons_size, commons_contributions). */
+    setCommons(port: CommonsStatsPort) { commons = port; },
+    /** Storage figures of the memory and blob modules for the snapshot. */
+    setStorage(port: StorageUsagePort) { storage = port; },
+    routes: billingRoutes({ billing, store, clock, storage: () => storage, billingPagePath: pagePath, stripeJsUrl: config.billing.stripeJsUrl, referrals, credits }),
+    close() {
+      if (timer) clearInterval(timer);
+    },
+  };
+  byConfig.set(config, module);
+  return module;
+}
+
+export interface BillingModule {
+  store: ReturnType<typeof createBillingStore>;
+  credits: ReturnType<typeof createCredits>;
+  metering: ReturnType<typeof createMetering>;
+  billing: ReturnType<typeof createBillingService>;
+  referrals: ReturnType<typeof createReferralPayouts>;
+  memoryMeter: ReturnType<typeof memoryMeterFrom>;
+  setCommons(port: CommonsStatsPort): void;
+  setStorage(port: StorageUsagePort): void;
+  routes: ReturnType<typeof billingRoutes>;
+  close(): void;
+}

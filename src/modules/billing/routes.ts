@@ -1,0 +1,85 @@
+/**
+ * Billing routes: snapshot, config, checkout, setup, auto top-up, the retired pack checkout, the
+ * processor webhook (its own plugin: raw-body parser scoped to it) and the billing page.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { agentOf } from '../../http/auth';
+import { ApiError } from '../../http/errors';
+import { billingPageRoutes } from './page-routes';
+import { AutoTopupBody, CheckoutBody, CheckoutValidationCodes, SetupBody } from './schemas';
+import type { BillingService } from './service';
+import { billingSnapshot, type StorageUsagePort } from './snapshot';
+import type { BillingStore } from './store';
+import type { Clock } from '../../lib/clock';
+import { webhookRoutes } from './webhook-routes';
+import type { ReferralPayouts } from './referrals';
+import type { Credits } from './credits';
+import { Type } from 'typebox';
+import { isUuid } from '../../lib/ids';
+import { credits as toUnits } from '../../lib/money';
+
+export interface BillingRouteDeps {
+  billing: BillingService;
+  store: BillingStore;
+  clock: Clock;
+  storage?: () => StorageUsagePort | undefined;
+  billingPagePath?: string;
+  stripeJsUrl: string;
+  referrals: ReferralPayouts;
+  credits: Credits;
+}
+
+const GrantBody = Type.Object({
+  agent_id: Type.String(),
+  credits: Type.Integer({ minimum: 1, maximum: 10_000_000 }),
+  expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
+  reference: Type.String({ minLength: 1, maxLength: 128, description: 'Idempotency reference: the same reference grants once' }),
+}, { additionalProperties: false });
+
+export const billingRoutes = (deps: BillingRouteDeps): FastifyPluginAsyncTypebox => async (app) => {
+  const { billing } = deps;
+
+  app.get('/v1/billing', { schema: { summary: 'Billing snapshot: credit, tier, quotas and usage this month' }, config: { auth: 'key' } }, async (request) => {
+    const a = agentOf(request);
+    return billingSnapshot({ store: deps.store, clock: deps.clock, storage: deps.storage?.(), processor: billing.config().payment_processor }, a.agentId, a.tier);
+  });
+
+  app.get('/v1/billing/config', { schema: { summary: 'Payment processor settings for the billing page' }, config: { auth: 'none' } }, async () => billing.config());
+
+  app.post('/v1/billing/credits/checkout', {
+    schema: { body: CheckoutBody, summary: 'Buy credits with the volume-discount slider: creates a payment intent to pay on the billing page' },
+    config: { auth: 'key', validationCodes: CheckoutValidationCodes },
+  }, async (request) => billing.checkout(agentOf(request).agentId, request.body.credits));
+
+  app.post('/v1/billing/packs/checkout', { schema: { summary: 'Retired: fixed credit packs (use /v1/billing/credits/checkout)' }, config: { auth: 'key' } }, async () => {
+    throw new ApiError(410, 'PACK_CHECKOUT_RETIRED', 'Fixed-pack checkout is retired: buy any amount with POST /v1/billing/credits/checkout', {
+      replacement_url: '/v1/billing/credits/checkout',
+    });
+  });
+
+  app.post('/v1/billing/setup', {
+    schema: { body: SetupBody, summary: 'Save a card and consent to merchant-initiated refills (zero-amount intent)' },
+    config: { auth: 'key' },
+  }, async (request) => billing.setup(agentOf(request).agentId));
+
+  app.post('/v1/billing/auto-topup', {
+    schema: { body: AutoTopupBody, summary: 'Enable or disable automatic refills when the balance falls under a threshold' },
+    config: { auth: 'key' },
+  }, async (request) => billing.configureAutoTopup(agentOf(request).agentId, request.body));
+
+  app.post('/admin/billing/referrals/settle', { schema: { summary: 'Decide pending referral payouts now (admin)' }, config: { auth: 'admin' } },
+    async () => ({ status: 'success', ...(await deps.referrals.settle()) }));
+
+  app.post('/admin/billing/grants', { schema: { body: GrantBody, summary: 'Grant credit to an agent, optionally expiring (admin)' }, config: { auth: 'admin' } }, async (request) => {
+    const b = request.body;
+    if (!isUuid(b.agent_id)) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
+    const r = await deps.credits.add(b.agent_id.toLowerCase(), {
+      kind: 'grant', units: toUnits(b.credits), ref: `admin:${b.reference}`,
+      expiresAt: b.expires_in_days ? deps.clock.now() + b.expires_in_days * 86_400_000 : null,
+    });
+    return { status: 'success', granted: r.added, credits_remaining_usd: (await billingSnapshot({ store: deps.store, clock: deps.clock, processor: null }, b.agent_id.toLowerCase(), 'free')).credits_remaining_usd };
+  });
+
+  await app.register(webhookRoutes({ billing }));
+  await app.register(billingPageRoutes({ path: deps.billingPagePath ?? '/billing', stripeJsUrl: deps.stripeJsUrl }));
+};
