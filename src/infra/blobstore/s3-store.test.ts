@@ -3,6 +3,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFakeS3, type FakeS3 } from '../../../test/fakes/s3rver';
@@ -87,5 +89,46 @@ describe('S3BlobStore specifics', () => {
     expect(await readdir(stagingDir)).toEqual([]);
     await store.close();
     await rm(stagingDir, { recursive: true, force: true });
+  });
+
+  test('uploads retry a 503 with a fresh body (single and multipart)', async () => {
+    // A loopback proxy in front of s3rver that answers the first PUTs with 503 SlowDown.
+    let failPuts = 2;
+    let puts = 0;
+    const upstream = new URL(s3.endpoint);
+    const proxy = createServer((req, res) => {
+      if (req.method === 'PUT') puts++;
+      if (req.method === 'PUT' && failPuts > 0) {
+        failPuts--;
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(503, { 'content-type': 'application/xml' });
+          res.end('<?xml version="1.0"?><Error><Code>SlowDown</Code><Message>try again</Message></Error>');
+        });
+        return;
+      }
+      const out = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode!, up.headers);
+        up.pipe(res);
+      });
+      req.pipe(out);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const viaProxy = { ...s3, endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` };
+    const { store, stagingDir } = await openStore(viaProxy, { partSizeBytes: 5 * MiB });
+    try {
+      const small = randomBytes(4000);
+      await (await store.stage(Readable.from([small]), 20 * MiB)).commit();
+      expect(Buffer.concat(await (await store.read(sha(small))).toArray()).equals(small)).toBe(true);
+      failPuts = 1;
+      const large = randomBytes(6 * MiB); // 2 parts; one of them fails once
+      await (await store.stage(Readable.from([large]), 20 * MiB)).commit();
+      expect(Buffer.concat(await (await store.read(sha(large))).toArray()).equals(large)).toBe(true);
+      expect(puts).toBe(3 + 3); // single: 2 failures + 1; multipart: 1 failure + 2 parts
+    } finally {
+      await store.close();
+      await new Promise((r) => proxy.close(r));
+      await rm(stagingDir, { recursive: true, force: true });
+    }
   });
 });
