@@ -2,7 +2,7 @@ import { ConfigError, loadGroup, type Loaded, type SettingsGroup, type SettingsS
 import { coreSettings } from './config/core';
 import { memorySettings } from './config/memory';
 import { vectorsSettings } from './config/vectors';
-import { blobsSettings } from './config/blobs';
+import { blobsSettings, blobsSettingsProblems } from './config/blobs';
 import { webSettings } from './config/web';
 import { searchSettings } from './config/search';
 import { billingSettings } from './config/billing';
@@ -42,6 +42,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     billing: loadGroup(billingSettings, env, problems),
     discovery: loadGroup(discoverySettings, env, problems),
   };
+  // Settings that must agree with each other.
+  problems.push(...blobsSettingsProblems(config.blobs));
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

@@ -35,3 +35,11 @@ describe('loadConfig', () => {
     expect(c.core.termsUrl).toBe('https://svc.example.com/terms');
   });
 });
+
+describe('settings that must agree', () => {
+  test('S3 without a bucket, half credentials, default above max are refused at start-up', () => {
+    expect(() => loadConfig({ SVC_BLOB_STORE: 's3' })).toThrow(/SVC_S3_BUCKET is required/);
+    expect(() => loadConfig({ SVC_S3_ACCESS_KEY_ID: 'a' })).toThrow(/must be set together/);
+    expect(() => loadConfig({ SVC_BLOB_SIGNED_URL_DEFAULT_SECONDS: '7200', SVC_BLOB_SIGNED_URL_MAX_SECONDS: '3600' })).toThrow(/must not exceed/);
+  });
+});
