@@ -6,8 +6,10 @@ import type { Config } from '../../config';
 import type { DatabaseHandle } from '../../infra/db/database';
 import { createRateLimiter, type RateLimiter } from '../../infra/limits';
 import type { Clock } from '../../lib/clock';
-import type { MemoryMeter, MemorySemantic } from './ports';
+import type { VectorRuntime } from '../../infra/vectors/runtime';
+import type { MemoryMeter } from './ports';
 import { memoryRoutes } from './routes';
+import { createMemorySemantic, MEMORY_COLLECTION, memoryTextSource } from './semantic';
 import { createMemoryService } from './service';
 import { createMemoryStore } from './store';
 import { startSweeper } from './sweeper';
@@ -17,7 +19,8 @@ export interface MemoryModuleDeps {
   database: DatabaseHandle;
   clock: Clock;
   meter?: MemoryMeter;
-  semantic?: MemorySemantic;
+  /** Embedder, vector index and indexer shared with other modules; search answers 503 without an embedder. */
+  vectors?: VectorRuntime;
   /** Shared limiter (created here when absent). */
   limiter?: RateLimiter;
   log?: (msg: string, err: unknown) => void;
@@ -26,12 +29,22 @@ export interface MemoryModuleDeps {
 export function createMemoryModule(deps: MemoryModuleDeps) {
   const { config, clock } = deps;
   const limiter = deps.limiter ?? createRateLimiter({ redisUrl: config.core.redisUrl, clock });
+  const store = createMemoryStore(deps.database.db);
+  const vectors = deps.vectors;
+  const semantic = createMemorySemantic({ embedder: vectors?.embedder, index: vectors?.index, indexer: vectors?.indexer });
+  if (vectors?.indexer) {
+    vectors.indexer.addSource(MEMORY_COLLECTION, memoryTextSource(store, clock));
+    // A new model (or vectors lost) → queue what needs (re-)embedding; the indexer works through it.
+    const stale = (modelId: string, limit: number) => store.keysNeedingVectors(modelId, clock.now(), limit)
+      .then((rows) => rows.map((r) => ({ ownerId: r.agent_id, itemId: r.key })));
+    vectors.indexer.enqueueStale(MEMORY_COLLECTION, stale).catch((e) => deps.log?.('memory re-embedding could not be queued', e));
+  }
   const service = createMemoryService({
-    store: createMemoryStore(deps.database.db),
+    store,
     clock,
     upgradeUrl: config.billing.billingPageUrl ?? `${config.core.baseUrl}/billing`,
     meter: deps.meter,
-    semantic: deps.semantic,
+    semantic,
   });
   const stopSweeper = startSweeper(() => service.sweepExpired(), config.memory.memorySweepIntervalSeconds,
     (e) => deps.log?.('memory sweep failed', e));

@@ -191,7 +191,16 @@ export function createMemoryService(deps: MemoryServiceDeps) {
       const threshold = q.threshold ?? 0.7;
       const minRank = IMPORTANCE_RANK[q.importance ?? 'low'];
       // Ask for more than `limit` when an importance floor will filter some out.
-      const hits = await deps.semantic.search(caller.agentId, text, minRank > 1 ? Math.min(100, limit * 5) : limit);
+      let hits;
+      try {
+        hits = await deps.semantic.search(caller.agentId, text, minRank > 1 ? Math.min(100, limit * 5) : limit);
+      } catch (e) {
+        const code = (e as { code?: string }).code;
+        if (code === 'EMBEDDINGS_UNAVAILABLE' || code === 'VECTOR_INDEX_UNAVAILABLE') {
+          throw new ApiError(503, 'MEMORY_SEARCH_UNAVAILABLE', 'Semantic memory search failed upstream (embeddings or vector index); try again shortly');
+        }
+        throw e;
+      }
       const wanted = hits.filter((h) => h.similarity >= threshold);
       const now = clock.now();
       const rows = new Map((await store.getMany(caller.agentId, wanted.map((h) => h.key), now)).map((r) => [r.key, r]));

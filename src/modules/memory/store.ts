@@ -213,10 +213,10 @@ export function createMemoryStore(db: Db) {
       });
     },
 
-    /** Texts source for the indexer: live values of keys (missing keys are absent from the map). */
-    async liveValues(agentId: string, keys: string[], now: number): Promise<Map<string, string>> {
-      const rows = await this.getMany(agentId, keys, now);
-      return new Map(rows.map((r) => [r.key, r.value]));
+    /** Live values and versions of keys (the indexer's text source); missing keys are absent. */
+    async liveValues(agentId: string, keys: string[], now: number): Promise<Map<string, { value: string; version: number }>> {
+      const rows = (await entries(db, agentId, now).where('h.key', 'in', keys.length ? keys : ['']).select(['h.key', 'v.value', 'h.version']).execute());
+      return new Map(rows.map((r) => [r.key, { value: r.value as string, version: r.version }]));
     },
 
     /** Live keys of every agent whose vector is missing or made by another model (re-embedding). */

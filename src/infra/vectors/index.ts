@@ -1,0 +1,38 @@
+/**
+ * Vector index shared by memory, commons and blob search: owner-scoped nearest neighbours with the
+ * model id stored per vector. sqlite-vec on SQLite, pgvector (HNSW, cosine) on PostgreSQL when the
+ * extension can be created, and an exact in-process scan where neither is available. See docs/memory.md.
+ */
+import type { DatabaseHandle } from '../db/database';
+import type { Clock } from '../../lib/clock';
+import { AcceleratedVectorIndex } from './accelerated';
+import { PgvectorAccelerator, tryCreatePgvector } from './pgvector';
+import { loadSqliteVec, SqliteVecAccelerator } from './sqlite-vec';
+import type { VectorIndex } from './types';
+
+export * from './types';
+export { createVectorIndexer, type VectorIndexer, type TextSource } from './indexer';
+
+export interface VectorIndexOptions {
+  /** 'auto' uses the engine's extension when present; 'exact' forces the scan (tests, benchmarks). */
+  mode?: 'auto' | 'exact';
+  onFallback?: (why: string) => void;
+}
+
+export async function createVectorIndex(database: DatabaseHandle, clock: Clock, opts: VectorIndexOptions = {}): Promise<VectorIndex> {
+  if (opts.mode === 'exact') return new AcceleratedVectorIndex(database.db, clock);
+  if (database.engine === 'sqlite' && database.sqlite) {
+    try {
+      loadSqliteVec(database.sqlite);
+      return new AcceleratedVectorIndex(database.db, clock, new SqliteVecAccelerator(database.sqlite));
+    } catch (e) {
+      opts.onFallback?.((e as Error).message);
+      return new AcceleratedVectorIndex(database.db, clock);
+    }
+  }
+  if (await tryCreatePgvector(database.db)) {
+    return new AcceleratedVectorIndex(database.db, clock, await PgvectorAccelerator.open(database.db));
+  }
+  opts.onFallback?.('pgvector is not installed on this PostgreSQL server; searching by exact scan');
+  return new AcceleratedVectorIndex(database.db, clock);
+}

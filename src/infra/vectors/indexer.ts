@@ -1,0 +1,175 @@
+/**
+ * Keeps vectors in step with their items through an outbox (`vector_outbox`):
+ *
+ * - a writer calls `enqueue(trx, ...)` in its own transaction, so "this item needs a vector" is as
+ *   durable as the write itself and survives a crash; the write never waits for the model;
+ * - a background loop embeds pending items in batches and stores their vectors;
+ * - a search first calls `drain(collection, owner)`, which embeds that owner's pending items (newest
+ *   first, up to `drainMax`), so a value stored by a PUT that has returned is found by the next search;
+ * - `enqueueStale` queues every item whose vector is missing or made by another model: after a
+ *   model change the index is rebuilt in the background, and queries only ever compare vectors of
+ *   the current model.
+ *
+ * One batch at a time per process (a promise chain), so an old text never overwrites a newer one
+ * here; across instances, `item_version` in vector_items keeps the newest.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../lib/clock';
+import type { Database } from '../db/schema';
+import type { Embedder } from '../embeddings';
+import type { Queryable, VectorIndex, VectorRecord } from './types';
+
+/** Text and version of live items of one owner; items missing from the map are gone (their vector is dropped). */
+export type TextSource = (ownerId: string, itemIds: string[]) => Promise<Map<string, { text: string; version: number }>>;
+
+export interface VectorIndexerOptions {
+  db: Kysely<Database>;
+  index: VectorIndex;
+  embedder: Embedder;
+  clock: Clock;
+  /** Text sources by collection; modules add theirs with addSource(). */
+  sources?: Record<string, TextSource>;
+  batchSize: number;
+  intervalMs: number;
+  /** Most pending items a search embeds before answering. */
+  drainMax?: number;
+  log?: (msg: string, err?: unknown) => void;
+}
+
+type Pending = { collection: string; owner_id: string; item_id: string; ticket: string };
+
+export function createVectorIndexer(o: VectorIndexerOptions) {
+  const drainMax = o.drainMax ?? 1000;
+  const sources: Record<string, TextSource> = { ...(o.sources ?? {}) };
+  let chain: Promise<unknown> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  /** Runs `fn` after every earlier batch of this process. */
+  function serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = chain.then(fn, fn);
+    chain = next.catch(() => {});
+    return next;
+  }
+
+  /** Embeds and stores one batch of pending rows of one (collection, owner). */
+  async function process(collection: string, ownerId: string, rows: Pending[]): Promise<void> {
+    const source = sources[collection];
+    if (!source) throw new Error(`no text source for collection ${collection}`);
+    const texts = await source(ownerId, rows.map((r) => r.item_id));
+    const live = rows.filter((r) => texts.has(r.item_id));
+    const vectors = await o.embedder.embed(live.map((r) => texts.get(r.item_id)!.text));
+    const records: VectorRecord[] = live.map((r, i) => ({
+      collection, ownerId, itemId: r.item_id, itemVersion: texts.get(r.item_id)!.version, modelId: o.embedder.modelId, vector: vectors[i],
+    }));
+    const gone = rows.filter((r) => !texts.has(r.item_id)).map((r) => r.item_id);
+    await o.db.transaction().execute(async (trx) => {
+      await o.index.upsert(records, trx);
+      await o.index.remove(collection, ownerId, gone, trx);
+      for (const r of rows) {
+        await trx.deleteFrom('vector_outbox').where('collection', '=', collection).where('owner_id', '=', ownerId)
+          .where('item_id', '=', r.item_id).where('ticket', '=', r.ticket).execute();
+      }
+    });
+  }
+
+  async function processGrouped(rows: Pending[]): Promise<number> {
+    const groups = new Map<string, Pending[]>();
+    for (const r of rows) {
+      const k = `${r.collection}\u001f${r.owner_id}`;
+      groups.set(k, [...(groups.get(k) ?? []), r]);
+    }
+    for (const g of groups.values()) await process(g[0].collection, g[0].owner_id, g);
+    return rows.length;
+  }
+
+  /** One background step: the oldest pending batch of any owner. */
+  const step = () => serial(async () => {
+    const rows = await o.db.selectFrom('vector_outbox').select(['collection', 'owner_id', 'item_id', 'ticket'])
+      .orderBy('enqueued_at').limit(o.batchSize).execute();
+    return rows.length ? processGrouped(rows) : 0;
+  });
+
+  return {
+    addSource(collection: string, source: TextSource): void {
+      sources[collection] = source;
+    },
+
+    async enqueue(q: Queryable, collection: string, ownerId: string, itemIds: string[]): Promise<void> {
+      const now = o.clock.now();
+      for (const itemId of itemIds) {
+        const ticket = randomUUID();
+        await q.insertInto('vector_outbox').values({ collection, owner_id: ownerId, item_id: itemId, ticket, enqueued_at: now })
+          .onConflict((oc) => oc.columns(['collection', 'owner_id', 'item_id']).doUpdateSet({ ticket, enqueued_at: now })).execute();
+      }
+    },
+
+    /** The items are gone: drop their vectors and anything pending for them, in the caller's transaction. */
+    async forget(q: Queryable, collection: string, ownerId: string, itemIds: string[]): Promise<void> {
+      if (itemIds.length === 0) return;
+      await q.deleteFrom('vector_outbox').where('collection', '=', collection).where('owner_id', '=', ownerId).where('item_id', 'in', itemIds).execute();
+      await o.index.remove(collection, ownerId, itemIds, q);
+    },
+
+    /** Embeds this owner's pending items now (newest first, at most drainMax). */
+    drain(collection: string, ownerId: string): Promise<number> {
+      return serial(async () => {
+        let done = 0;
+        while (done < drainMax) {
+          const rows = await o.db.selectFrom('vector_outbox').select(['collection', 'owner_id', 'item_id', 'ticket'])
+            .where('collection', '=', collection).where('owner_id', '=', ownerId)
+            .orderBy('enqueued_at', 'desc').limit(Math.min(o.batchSize, drainMax - done)).execute();
+          if (rows.length === 0) break;
+          done += await processGrouped(rows);
+        }
+        return done;
+      });
+    },
+
+    /** Queues items whose vector is missing or from another model, `list` giving them in chunks. */
+    async enqueueStale(collection: string, list: (modelId: string, limit: number) => Promise<{ ownerId: string; itemId: string }[]>): Promise<number> {
+      let total = 0;
+      for (;;) {
+        const items = await list(o.embedder.modelId, 1000);
+        if (items.length === 0) return total;
+        await o.db.transaction().execute(async (trx) => {
+          for (const it of items) await this.enqueue(trx, collection, it.ownerId, [it.itemId]);
+        });
+        total += items.length;
+      }
+    },
+
+    /** Works through the outbox until it is empty (tests, benchmarks). */
+    async flush(): Promise<void> {
+      while ((await step()) > 0) { /* next batch */ }
+    },
+
+    start(): void {
+      if (timer || stopped) return;
+      const tick = async () => {
+        timer = undefined;
+        let n = 0;
+        try {
+          n = await step();
+        } catch (e) {
+          o.log?.('vector indexing failed; will retry', e);
+        }
+        if (!stopped) {
+          timer = setTimeout(tick, n > 0 ? 0 : o.intervalMs);
+          timer.unref();
+        }
+      };
+      timer = setTimeout(tick, o.intervalMs);
+      timer.unref();
+    },
+
+    async stop(): Promise<void> {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await chain;
+    },
+  };
+}
+
+export type VectorIndexer = ReturnType<typeof createVectorIndexer>;
