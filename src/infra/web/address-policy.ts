@@ -102,10 +102,12 @@ function isExplicitlyAllowed(ip: string, family: Family, allow: readonly string[
 
 /**
  * Why `ip` may not be reached, or null when it may. Accepts bare or bracketed literals; anything
- * that is not an IP literal (including zone-scoped IPv6 such as fe80::1%eth0) is refused.
+ * that is not a plain IP literal (including zone-scoped IPv6 such as fe80::1%eth0) is refused.
  */
 export function addressProblem(rawIp: string, opts: AddressPolicyOptions): string | null {
   const ip = unbracket(rawIp.trim());
+  // A zone id (fe80::1%eth0) picks an interface; nothing public needs one.
+  if (ip.includes('%')) return 'zone-scoped IPv6 address';
   const kind = isIP(ip);
   if (kind === 0) return 'not a plain IP address';
   const family: Family = kind === 4 ? 'ipv4' : 'ipv6';

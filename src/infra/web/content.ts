@@ -46,10 +46,27 @@ export function classifyBody(contentType: string | undefined, body: Buffer): Bod
   throw unsupported(type);
 }
 
-function decoderFor(label: string | undefined): TextDecoder | undefined {
+interface Decoder {
+  decode(body: Buffer): string;
+}
+
+// windows-1252 in 0x80-0x9F (undefined positions stay as the C1 control, as WHATWG maps them).
+const CP1252_HIGH = '€\x81‚ƒ„…†‡ˆ‰Š‹Œ\x8dŽ\x8f\x90‘’“”•–—˜™š›œ\x9džŸ';
+
+/**
+ * Node 20's TextDecoder decodes windows-1252 (the label every "latin1"/"iso-8859-1" page really
+ * means, per WHATWG) as ISO-8859-1, turning curly quotes and dashes into control characters; so
+ * that one encoding is mapped by hand.
+ */
+const windows1252: Decoder = {
+  decode: (body) => body.toString('latin1').replace(/[\x80-\x9f]/g, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80]),
+};
+
+function decoderFor(label: string | undefined): Decoder | undefined {
   if (!label) return undefined;
   try {
-    return new TextDecoder(label);
+    const d = new TextDecoder(label);
+    return d.encoding === 'windows-1252' ? windows1252 : { decode: (b) => d.decode(b) };
   } catch {
     return undefined; // unknown label: fall through to the next hint
   }
@@ -66,5 +83,5 @@ export function decodeBody(body: Buffer, contentType: string | undefined, kind: 
     const meta = /<meta[^>]+charset\s*=\s*["']?\s*([\w-]+)/i.exec(head);
     decoder = decoderFor(meta?.[1]);
   }
-  return (decoder ?? new TextDecoder('utf-8')).decode(body);
+  return (decoder ?? decoderFor('utf-8')!).decode(body);
 }

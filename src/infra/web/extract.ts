@@ -47,8 +47,18 @@ interface El extends DomNode {
 }
 const all = (doc: Doc, selector: string): El[] => Array.from(doc.querySelectorAll(selector) as ArrayLike<unknown>) as El[];
 
+/**
+ * linkedom does not imply missing <html>/<head>/<body> the way browsers do (a bare fragment
+ * becomes the document element, with no body), so a document lacking them is rebuilt first.
+ */
 function parse(html: string): Doc {
-  return parseHTML(html).document;
+  if (/<html[\s>]/i.test(html) && /<body[\s>]/i.test(html)) return parseHTML(html).document;
+  const head = /<head[\s>][\s\S]*?<\/head>/i.exec(html)?.[0] ?? '<head></head>';
+  const rest = html
+    .replace(/<!doctype[^>]*>/i, '')
+    .replace(/<head[\s>][\s\S]*?<\/head>/i, '')
+    .replace(/<\/?(html|body)(\s[^>]*)?>/gi, '');
+  return parseHTML(`<!doctype html><html>${head}<body>${rest}</body></html>`).document;
 }
 
 function collapse(s: string | null | undefined): string {
