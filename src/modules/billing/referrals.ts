@@ -2,7 +2,7 @@
  * Referral payouts (0.50 USD of credit to the referrer), decided by `settle()`, which runs on a timer
  * and through the admin route. Rules (docs/billing.md):
  * - the referred agent makes at least `minActions` metered calls (free or paid, any action) on the
- *   UTC days from its registration day through the day 7 days later; if it has not by then, rejected (inactive);
+ *   7 UTC days starting with its registration day; if it has not by then, rejected (inactive);
  * - the referrer is on a standard (credit-metered, non-legacy) tier, active, unfrozen, and at least
  *   7 UTC calendar days old (a younger referrer is retried later);
  * - self-referral and same-owner signups are rejected;
@@ -41,7 +41,7 @@ export function createReferralPayouts(deps: ReferralDeps) {
   const { store, clock } = deps;
 
   async function activity(agentId: string, createdAt: number): Promise<number> {
-    return countDays(store.db, agentId, null, utcDay(createdAt), utcDay(createdAt + REFERRAL_WINDOW_DAYS * DAY_MS));
+    return countDays(store.db, agentId, null, utcDay(createdAt), utcDay(createdAt + (REFERRAL_WINDOW_DAYS - 1) * DAY_MS));
   }
 
   async function decideOne(p: { referred_agent_id: string; referrer_agent_id: string; referred_created_at: number; referred_owner: string }): Promise<{ decision: Decision; reason: string }> {
@@ -59,7 +59,8 @@ export function createReferralPayouts(deps: ReferralDeps) {
 
     const acted = await activity(p.referred_agent_id, Number(p.referred_created_at));
     if (acted < deps.minActions) {
-      return now >= Number(p.referred_created_at) + REFERRAL_WINDOW_DAYS * DAY_MS
+      // The window is the 7 UTC days starting with the registration day.
+      return now >= (Math.floor(Number(p.referred_created_at) / DAY_MS) + REFERRAL_WINDOW_DAYS) * DAY_MS
         ? reject('inactive')
         : { decision: 'waiting', reason: `activity ${acted}/${deps.minActions}` };
     }
