@@ -24,6 +24,7 @@ import { createBillingModule } from './modules/billing/module';
 import { createUsageModule } from './modules/usage/module';
 import { createSearchModule } from './modules/search/module';
 import { createFeedbackModule } from './modules/feedback/module';
+import { createBrowseModule } from './modules/browse/module';
 
 export interface AppOptions {
   config: Config;
@@ -111,8 +112,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const search = createSearchModule({ config, clock, envelope, metering, usage: usage.service, log: app.log });
   const feedback = createFeedbackModule({ db: database.db, clock, envelope, upgradeUrl });
   usage.service.addActivitySource(feedback.service.activitySource());
+  const browse = createBrowseModule({ config, database, clock, envelope, metering, tiers: usage.service });
+  usage.service.addActivitySource(browse.service.activitySource());
   await app.register(search.routes);
   await app.register(feedback.routes);
+  await app.register(browse.routes);
   await app.register(usage.routes);
 
   // ---- discovery and MCP (derived lazily from the whole route table, so order does not matter) ----
@@ -126,6 +130,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     billing.close();
     await vectors.close();
     await search.close();
+    await browse.close();
     await database.close();
   });
   vectors.indexer?.start();

@@ -29,6 +29,10 @@ export function createUsageService(deps: UsageServiceDeps) {
     searchUsage(agentId: string, storedTier: string, balanceUnits?: number): Promise<SearchUsage> {
       return searchUsage(deps.readings, deps.terms, deps.upgradeUrl, { agentId, storedTier, now: deps.clock.now(), balanceUnits });
     },
+    /** The tier the agent is billed on (browse's probation rule reads it). */
+    effectiveTier(agentId: string, storedTier: string) {
+      return deps.readings.effectiveTier(agentId, storedTier);
+    },
     history(agentId: string, storedTier: string) {
       return usageHistory(deps.readings, deps.terms, { agentId, storedTier, now: deps.clock.now() });
     },

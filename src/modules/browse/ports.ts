@@ -1,0 +1,40 @@
+/**
+ * Narrow ports of the browse module. The outbound web layer (src/infra/web, src/infra/renderer)
+ * and billing satisfy them; app.ts wires the real ones (module.ts).
+ */
+import type { TierDefinition } from '../../lib/tiers';
+
+export type BrowseMode = 'static' | 'dynamic';
+
+/** The guarded outbound client (address policy at connect time, redirects re-checked, caps). */
+export interface PageFetcher {
+  /** INVALID_URL / BROWSE_URL_BLOCKED from the URL alone (WebError). */
+  checkUrl(url: unknown): URL;
+  /** checkUrl plus name resolution with every answer checked. */
+  validatePublicUrl(url: unknown): Promise<URL>;
+  fetch(url: string): Promise<{ status: number; finalUrl: string; body: Buffer; contentType: string }>;
+}
+
+export interface RobotsCheck {
+  isAllowed(url: string): Promise<boolean>;
+}
+
+export interface PageExtractor {
+  extract(input: { body: Buffer; contentType: string; url?: string }): Promise<{ title: string; text: string }>;
+}
+
+/** Headless Chromium; `configured` false when no executable is set or found. */
+export interface PageRenderer {
+  readonly configured: boolean;
+  render(url: string): Promise<{ finalUrl: string; status: number; contentType: string; title: string; text: string }>;
+}
+
+/** Billing: charges one browse (static or dynamic price), or throws 429 BROWSE_LIMIT / 402 INSUFFICIENT_CREDITS. */
+export interface BrowseMeter {
+  chargeBrowse(agentId: string, storedTier: string, mode: BrowseMode): Promise<{ usage: object; refund(): Promise<void> }>;
+}
+
+/** The tier the agent is billed on (purchases can raise the stored tier). */
+export interface TierReader {
+  effectiveTier(agentId: string, storedTier: string): Promise<TierDefinition>;
+}

@@ -1,0 +1,138 @@
+/**
+ * POST /v1/browse and GET /v1/browse/{id}.
+ *
+ * Order of checks (cheap and local first; nothing is charged until a page is about to be fetched):
+ *   mode (422 BROWSE_MODE_UNSUPPORTED) → URL syntax/policy (422 INVALID_URL / BROWSE_URL_BLOCKED)
+ *   → dynamic only: trust (403 BROWSE_DYNAMIC_TRUST_TIER), renderer (503 BROWSE_PROVIDER_UNCONFIGURED)
+ *   → name resolution with every address checked (422 BROWSE_URL_BLOCKED) → robots.txt
+ *   (422 BROWSE_ROBOTS_DISALLOW) → charge (429 BROWSE_LIMIT / 402 INSUFFICIENT_CREDITS) → fetch or
+ *   render → extract → log. A failure after the charge gives the call back.
+ * Any HTTP status the site answers (404, 500 ...) is a completed browse: the record carries it in
+ * http_status with the extracted text of that page. Failures to get an answer at all are errors:
+ * 413 BROWSE_RESPONSE_TOO_LARGE, 502 BROWSE_PROVIDER_ERROR, 504 BROWSE_PROVIDER_TIMEOUT.
+ */
+import { performance } from 'node:perf_hooks';
+import { ApiError } from '../../http/errors';
+import { iso, type Clock } from '../../lib/clock';
+import { newId } from '../../lib/ids';
+import { isWebError, type WebError } from '../../infra/web/errors';
+import type { ActivitySource } from '../usage/activity-types';
+import type { BrowseMeter, BrowseMode, PageExtractor, PageFetcher, PageRenderer, RobotsCheck } from './ports';
+import type { BrowseRow, BrowseStore } from './store';
+import type { Probation, TrustInput } from './trust';
+
+const WEB_STATUS: Record<string, number> = {
+  INVALID_URL: 422, BROWSE_URL_BLOCKED: 422, BROWSE_RESPONSE_TOO_LARGE: 413,
+  BROWSE_PROVIDER_TIMEOUT: 504, BROWSE_PROVIDER_ERROR: 502, BROWSE_PROVIDER_UNCONFIGURED: 503,
+};
+
+export function webErrorToApi(e: WebError): ApiError {
+  return new ApiError(WEB_STATUS[e.code] ?? 502, e.code, e.message, { reason: e.reason });
+}
+
+export interface BrowseServiceDeps {
+  store: BrowseStore;
+  clock: Clock;
+  fetcher: PageFetcher;
+  robots: RobotsCheck;
+  extractor: PageExtractor;
+  renderer: PageRenderer;
+  meter: BrowseMeter;
+  probation: Probation;
+}
+
+export interface BrowseRecord {
+  browse_id: string; url: string; final_url: string; mode: string; http_status: number;
+  content_type: string; title: string | null; text: string; response_time_ms: number; fetched_at: string;
+}
+
+const recordOf = (r: BrowseRow): BrowseRecord => ({
+  browse_id: r.browse_id, url: r.url, final_url: r.final_url, mode: r.mode, http_status: r.http_status,
+  content_type: r.content_type, title: r.title, text: r.text, response_time_ms: r.response_time_ms, fetched_at: iso(r.created_at),
+});
+
+/** Runs a step, turning the web layer's typed errors into API errors. */
+async function web<T>(step: () => Promise<T> | T): Promise<T> {
+  try {
+    return await step();
+  } catch (e) {
+    if (isWebError(e)) throw webErrorToApi(e);
+    throw e;
+  }
+}
+
+export function createBrowseService(deps: BrowseServiceDeps) {
+  const { store, clock } = deps;
+
+  async function fetchPage(mode: BrowseMode, url: string) {
+    if (mode === 'dynamic') return deps.renderer.render(url);
+    const res = await deps.fetcher.fetch(url);
+    const page = await deps.extractor.extract({ body: res.body, contentType: res.contentType, url: res.finalUrl });
+    return { finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, title: page.title, text: page.text };
+  }
+
+  return {
+    async browse(caller: TrustInput, input: { url?: unknown; mode?: unknown }): Promise<{ record: BrowseRecord; usage: object }> {
+      const started = performance.now();
+      const mode = input.mode ?? 'static';
+      if (mode !== 'static' && mode !== 'dynamic') {
+        throw new ApiError(422, 'BROWSE_MODE_UNSUPPORTED', 'mode must be static or dynamic', { field: 'body.mode' });
+      }
+      const checked = await web(() => deps.fetcher.checkUrl(input.url));
+      if (mode === 'dynamic') {
+        if (await deps.probation.isProbationary(caller)) {
+          throw new ApiError(403, 'BROWSE_DYNAMIC_TRUST_TIER',
+            `Dynamic browse needs the standard trust tier: free-tier agents get it ${deps.probation.windowMs / 3_600_000} hours after registering, or at once by buying credit. Static browse works now.`,
+            { available_at: iso(caller.createdAt + deps.probation.windowMs) });
+        }
+        if (!deps.renderer.configured) {
+          throw new ApiError(503, 'BROWSE_PROVIDER_UNCONFIGURED', 'Dynamic browse is not available on this host (no Chromium configured); use mode static');
+        }
+      }
+      const url = (await web(() => deps.fetcher.validatePublicUrl(checked.href))).href;
+      if (!(await deps.robots.isAllowed(url))) {
+        throw new ApiError(422, 'BROWSE_ROBOTS_DISALLOW', 'robots.txt of this site does not allow svc-browse to fetch this URL');
+      }
+      const charge = await deps.meter.chargeBrowse(caller.agentId, caller.tier, mode);
+      let row: BrowseRow;
+      try {
+        const page = await web(() => fetchPage(mode, url));
+        row = {
+          browse_id: newId(), agent_id: caller.agentId, url, final_url: page.finalUrl, mode, http_status: page.status,
+          content_type: page.contentType, title: page.title || null, text: page.text,
+          response_time_ms: Math.round(performance.now() - started), created_at: clock.now(),
+        };
+        await store.insert(row);
+      } catch (e) {
+        await charge.refund();
+        throw e;
+      }
+      return { record: recordOf(row), usage: charge.usage };
+    },
+
+    async get(agentId: string, browseId: string): Promise<BrowseRecord> {
+      const row = await store.get(agentId, browseId);
+      if (!row) throw new ApiError(404, 'BROWSE_NOT_FOUND', 'No browse record with this id');
+      return recordOf(row);
+    },
+
+    /** The feed's view of browses: everything but the page text. */
+    activitySource(): ActivitySource {
+      return {
+        kind: 'browse',
+        async page(agentId, limit, before) {
+          const rows = await store.page(agentId, limit, before);
+          return rows.map((r) => ({
+            kind: 'browse', id: r.browse_id, at: Number(r.created_at),
+            data: {
+              browse_id: r.browse_id, url: r.url, final_url: r.final_url, mode: r.mode, http_status: Number(r.http_status),
+              content_type: r.content_type, title: r.title, response_time_ms: Number(r.response_time_ms),
+            },
+          }));
+        },
+      };
+    },
+  };
+}
+
+export type BrowseService = ReturnType<typeof createBrowseService>;

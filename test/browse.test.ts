@@ -1,0 +1,248 @@
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { html, oversized, redirect, respond, slow, startWebServer, text, type FakeWebServer } from './fakes/web-server';
+import { setDailyCount, startWebApp, type WebApp } from './search-support';
+
+/**
+ * POST /v1/browse and GET /v1/browse/{id} against loopback pages (SVC_OUTBOUND_ALLOW_LOOPBACK=true;
+ * the SSRF suite with it off is browse-ssrf.test.ts). robots.txt is not cached here
+ * (SVC_ROBOTS_CACHE_SECONDS=0) so each test sets the file it needs.
+ */
+const ARTICLE = `<!doctype html><html><head><title>Tides explained</title></head><body>
+<nav><a href="/">Home</a> <a href="/about">About us</a> navigation-noise</nav>
+<article><h1>Tides explained</h1>
+<p>Tides are the rise and fall of sea levels caused by the combined effects of the gravitational forces exerted by the Moon and the Sun and the rotation of the Earth.</p>
+<p>Most places in the ocean usually experience two high tides and two low tides each day, called a semi-diurnal tide, while some locations experience only one high and one low tide each day.</p>
+<p>The times and amplitude of tides at a locale are influenced by the alignment of the Sun and Moon, by the pattern of tides in the deep ocean and by the shape of the coastline.</p>
+</article><footer>footer-noise copyright</footer></body></html>`;
+const JS_PAGE = `<!doctype html><html><head><title>Client rendered</title></head><body><main><p id="out">Loading...</p></main>
+<script>document.getElementById('out').textContent = 'Rendered by JavaScript: the answer is ' + (6 * 7) + '. ' + 'This paragraph exists only after the script ran in a real browser engine, which is the point of dynamic mode.';</script></body></html>`;
+
+let site: FakeWebServer;
+let w: WebApp;
+const HAS_CHROMIUM = existsSync('/usr/bin/chromium');
+
+beforeAll(async () => {
+  site = await startWebServer();
+  w = await startWebApp({
+    SVC_OUTBOUND_ALLOW_LOOPBACK: 'true', SVC_ROBOTS_CACHE_SECONDS: '0', SVC_ROBOTS_ERROR_CACHE_SECONDS: '0',
+    SVC_BROWSE_MAX_BYTES: String(256 * 1024), SVC_BROWSE_TIMEOUT_MS: '4000', SVC_RENDER_TIMEOUT_MS: '15000',
+  });
+});
+afterAll(async () => {
+  await w?.close();
+  await site?.close();
+});
+beforeEach(() => {
+  site.route('/robots.txt', text('User-agent: *\nAllow: /\n'));
+  site.hits.length = 0;
+});
+
+const DAY = 86_400_000;
+const browse = (token: string | undefined, body: unknown) => w.request('POST', '/v1/browse', { token, body });
+const veteran = () => w.agent('free', { createdAgoMs: 2 * DAY });
+
+describe('POST /v1/browse (static)', () => {
+  test('fetches, extracts title and main text, logs the record; GET re-reads it without refetch or usage', async () => {
+    site.route('/tides', html(ARTICLE));
+    const a = await w.agent();
+    const res = await browse(a.token, { url: `${site.url}/tides` });
+    expect(res.status).toBe(200);
+    const b = res.body;
+    expect(Object.keys(b)).toEqual(['status', 'browse_id', 'url', 'final_url', 'mode', 'http_status', 'content_type', 'title', 'text', 'response_time_ms', 'fetched_at', '_svc']);
+    expect(b).toMatchObject({ status: 'success', url: `${site.url}/tides`, final_url: `${site.url}/tides`, mode: 'static', http_status: 200, title: 'Tides explained' });
+    expect(b.content_type).toMatch(/^text\/html/);
+    expect(b.text).toContain('two high tides and two low tides each day');
+    expect(b.text).not.toContain('navigation-noise');
+    expect(b._svc.usage).toMatchObject({ browse_calls_remaining: 19, tier_label: 'Free' });
+    expect(site.hits).toEqual(['/robots.txt', '/tides']);
+
+    const again = await w.request('GET', `/v1/browse/${b.browse_id}`, { token: a.token });
+    expect(again.status).toBe(200);
+    const { _svc: _a, ...first } = b;
+    const { _svc: _b, ...reread } = again.body;
+    expect(reread).toEqual(first);
+    expect(site.hits).toHaveLength(2);
+    const usage = await w.request('GET', '/v1/usage', { token: a.token });
+    expect(usage.body.pools.browse.calls_this_month).toBe(1);
+  });
+
+  test('text/plain, redirects (final_url), and a site\'s own 404 page are completed browses', async () => {
+    site.route('/notes.txt', text('Plain notes.\n\nSecond paragraph of the notes.'));
+    site.route('/old', redirect('/notes.txt', 301));
+    site.route('/gone', respond(404, '<html><head><title>Not here</title></head><body><p>This page is gone.</p></body></html>', { 'content-type': 'text/html' }));
+    const a = await w.agent();
+    const plain = await browse(a.token, { url: `${site.url}/old`, mode: 'static' });
+    expect(plain.body).toMatchObject({ http_status: 200, final_url: `${site.url}/notes.txt`, url: `${site.url}/old` });
+    expect(plain.body.text).toContain('Second paragraph of the notes.');
+    const missing = await browse(a.token, { url: `${site.url}/gone` });
+    expect(missing.status).toBe(200);
+    expect(missing.body).toMatchObject({ http_status: 404, title: 'Not here' });
+  });
+
+  test.each([
+    [undefined, 'missing'], ['', 'empty'], ['not a url', 'unparsable'], ['ftp://example.com/file', 'bad scheme'],
+    ['javascript:alert(1)', 'script scheme'], [42, 'not a string'],
+  ])('422 INVALID_URL (%s: %s), nothing fetched or charged', async (url) => {
+    const a = await w.agent();
+    const res = await browse(a.token, url === undefined ? {} : { url });
+    expect(res.status).toBe(422);
+    expect(res.body.error_code).toBe('INVALID_URL');
+    expect(site.hits).toEqual([]);
+  });
+
+  test.each(['fast', 'STATIC', 5, ''])('422 BROWSE_MODE_UNSUPPORTED for mode %s', async (mode) => {
+    const a = await w.agent();
+    const res = await browse(a.token, { url: `${site.url}/tides`, mode });
+    expect(res.status).toBe(422);
+    expect(res.body.error_code).toBe('BROWSE_MODE_UNSUPPORTED');
+    expect(site.hits).toEqual([]);
+  });
+
+  test('robots.txt: disallowed paths (prefix, wildcard, $) are refused with 422 BROWSE_ROBOTS_DISALLOW and never fetched', async () => {
+    site.route('/robots.txt', text('User-agent: *\nDisallow: /private/\nDisallow: /*.php$\nAllow: /private/open\n\nUser-agent: other-bot\nDisallow: /\n'));
+    site.route('/private/x', html(ARTICLE));
+    site.route('/private/open', html(ARTICLE));
+    site.route('/page.php', html(ARTICLE));
+    site.route('/page.php5', html(ARTICLE));
+    const a = await w.agent();
+    for (const path of ['/private/x', '/page.php']) {
+      const res = await browse(a.token, { url: `${site.url}${path}` });
+      expect(res.status, path).toBe(422);
+      expect(res.body.error_code).toBe('BROWSE_ROBOTS_DISALLOW');
+    }
+    expect((await browse(a.token, { url: `${site.url}/private/open` })).status).toBe(200);
+    expect((await browse(a.token, { url: `${site.url}/page.php5` })).status).toBe(200);
+    expect(site.hits.filter((h) => h !== '/robots.txt')).toEqual(['/private/open', '/page.php5']);
+    expect((await w.request('GET', '/v1/usage', { token: a.token })).body.pools.browse.calls_this_month).toBe(2);
+  });
+
+  test('robots.txt rules for svc-browse by name win over *; a missing robots.txt allows; a 5xx one disallows', async () => {
+    site.route('/tides', html(ARTICLE));
+    const a = await w.agent();
+    site.route('/robots.txt', text('User-agent: *\nAllow: /\n\nUser-agent: svc-browse\nDisallow: /tides\n'));
+    expect((await browse(a.token, { url: `${site.url}/tides` })).body.error_code).toBe('BROWSE_ROBOTS_DISALLOW');
+    site.route('/robots.txt', respond(404, 'nope'));
+    expect((await browse(a.token, { url: `${site.url}/tides` })).status).toBe(200);
+    site.route('/robots.txt', respond(503, 'down'));
+    expect((await browse(a.token, { url: `${site.url}/tides` })).body.error_code).toBe('BROWSE_ROBOTS_DISALLOW');
+  });
+
+  test('413 BROWSE_RESPONSE_TOO_LARGE, 504 BROWSE_PROVIDER_TIMEOUT, 502 BROWSE_PROVIDER_ERROR; failed calls are given back', async () => {
+    site.route('/huge', oversized(1024 * 1024, false));
+    site.route('/huge-declared', oversized(1024 * 1024, true));
+    site.route('/slow', slow(10_000, html(ARTICLE)));
+    site.route('/doc.pdf', respond(200, '%PDF-1.7 fake', { 'content-type': 'application/pdf' }));
+    site.route('/reset', (req) => req.socket.destroy());
+    const a = await w.agent();
+    const cases: [string, number, string][] = [
+      [`${site.url}/huge`, 413, 'BROWSE_RESPONSE_TOO_LARGE'],
+      [`${site.url}/huge-declared`, 413, 'BROWSE_RESPONSE_TOO_LARGE'],
+      [`${site.url}/slow`, 504, 'BROWSE_PROVIDER_TIMEOUT'],
+      [`${site.url}/doc.pdf`, 502, 'BROWSE_PROVIDER_ERROR'],
+      [`${site.url}/reset`, 502, 'BROWSE_PROVIDER_ERROR'],
+      // robots.txt unreachable (nothing listens): RFC 9309 says disallow everything.
+      ['http://127.0.0.1:1/closed-port', 422, 'BROWSE_ROBOTS_DISALLOW'],
+    ];
+    for (const [url, status, code] of cases) {
+      const res = await browse(a.token, { url });
+      expect(res.status, url).toBe(status);
+      expect(res.body.error_code, url).toBe(code);
+    }
+    expect((await w.request('GET', '/v1/usage', { token: a.token })).body.pools.browse.calls_this_month).toBe(0);
+  });
+});
+
+describe('browse quota', () => {
+  test('free: 20 browses per rolling 30 days, then 402 INSUFFICIENT_CREDITS without credit', async () => {
+    site.route('/tides', html(ARTICLE));
+    const a = await w.agent();
+    for (let i = 0; i < 20; i++) expect((await browse(a.token, { url: `${site.url}/tides` })).status).toBe(200);
+    const refused = await browse(a.token, { url: `${site.url}/tides` });
+    expect(refused.status).toBe(402);
+    expect(refused.body.error_code).toBe('INSUFFICIENT_CREDITS');
+  });
+
+  test('legacy monthly tier past its browse quota: 429 BROWSE_LIMIT, the page is not fetched', async () => {
+    site.route('/tides', html(ARTICLE));
+    const a = await w.agent('starter');
+    await setDailyCount(w, a.id, 'browse', 200);
+    const res = await browse(a.token, { url: `${site.url}/tides` });
+    expect(res.status).toBe(429);
+    expect(res.body).toMatchObject({ error_code: 'BROWSE_LIMIT', upgrade_url: expect.any(String) });
+    expect(site.hits).not.toContain('/tides');
+  });
+});
+
+describe('GET /v1/browse/{browse_id} and security', () => {
+  test('another agent\'s id, an unknown id and a malformed id are all 404 BROWSE_NOT_FOUND', async () => {
+    site.route('/tides', html(ARTICLE));
+    const owner = await w.agent();
+    const other = await w.agent();
+    const id = (await browse(owner.token, { url: `${site.url}/tides` })).body.browse_id;
+    for (const [token, path] of [
+      [other.token, id], [owner.token, '00000000-0000-4000-8000-000000000000'], [owner.token, 'not-an-id'], [owner.token, 'x'.repeat(200)],
+    ]) {
+      const res = await w.request('GET', `/v1/browse/${path}`, { token });
+      expect(res.status).toBe(404);
+      expect(res.body.error_code).toBe('BROWSE_NOT_FOUND');
+    }
+  });
+
+  test('no key or a wrong key: 401 INVALID_API_KEY, nothing fetched', async () => {
+    expect((await browse(undefined, { url: `${site.url}/tides` })).body.error_code).toBe('INVALID_API_KEY');
+    expect((await browse('svc_wrong', { url: `${site.url}/tides` })).status).toBe(401);
+    expect((await w.request('GET', '/v1/browse/00000000-0000-4000-8000-000000000000')).status).toBe(401);
+    expect(site.hits).toEqual([]);
+  });
+
+  test('activity feed lists browses without the page text', async () => {
+    site.route('/tides', html(ARTICLE));
+    const a = await w.agent();
+    const id = (await browse(a.token, { url: `${site.url}/tides` })).body.browse_id;
+    w.clock.advanceSeconds(1);
+    await w.request('POST', '/v1/feedback', { token: a.token, body: { ref_type: 'browse_id', ref_id: id, signal: 'helpful' } });
+    const feed = (await w.request('GET', '/v1/me/activity', { token: a.token })).body;
+    expect(feed.items.map((i: any) => i.kind)).toEqual(['feedback', 'browse']);
+    expect(feed.items[1].browse).toMatchObject({ browse_id: id, mode: 'static', http_status: 200, title: 'Tides explained' });
+    expect(feed.items[1].browse).not.toHaveProperty('text');
+    expect(JSON.stringify(feed)).not.toContain('two high tides');
+  });
+});
+
+describe('dynamic mode', () => {
+  test('a probationary agent (free, registered < 24 h ago) gets 403 BROWSE_DYNAMIC_TRUST_TIER; static still works', async () => {
+    site.route('/js', html(JS_PAGE));
+    const a = await w.agent();
+    const res = await browse(a.token, { url: `${site.url}/js`, mode: 'dynamic' });
+    expect(res.status).toBe(403);
+    expect(res.body.error_code).toBe('BROWSE_DYNAMIC_TRUST_TIER');
+    expect(site.hits).toEqual([]);
+    expect((await browse(a.token, { url: `${site.url}/js` })).status).toBe(200);
+    // A paying legacy tier is never probationary.
+    const paid = await w.agent('starter');
+    expect((await browse(paid.token, { url: `${site.url}/robots-blocked-js`, mode: 'dynamic' })).status).not.toBe(403);
+  });
+
+  test('robots.txt is checked before the hand-off to the renderer', async () => {
+    site.route('/robots.txt', text('User-agent: *\nDisallow: /js\n'));
+    site.route('/js', html(JS_PAGE));
+    const a = await veteran();
+    const res = await browse(a.token, { url: `${site.url}/js`, mode: 'dynamic' });
+    expect(res.body.error_code).toBe('BROWSE_ROBOTS_DISALLOW');
+    expect(site.hits).toEqual(['/robots.txt']);
+  });
+
+  test.skipIf(!HAS_CHROMIUM)('renders JavaScript-written text in Chromium (static mode does not see it)', async () => {
+    site.route('/js', html(JS_PAGE));
+    const a = await veteran();
+    const stat = await browse(a.token, { url: `${site.url}/js` });
+    expect(stat.body.text).not.toContain('Rendered by JavaScript');
+    const dyn = await browse(a.token, { url: `${site.url}/js`, mode: 'dynamic' });
+    expect(dyn.status).toBe(200);
+    expect(dyn.body).toMatchObject({ mode: 'dynamic', http_status: 200, title: 'Client rendered', final_url: `${site.url}/js` });
+    expect(dyn.body.text).toContain('Rendered by JavaScript: the answer is 42.');
+    expect(dyn.body._svc.usage).toHaveProperty('browse_calls_remaining');
+  }, 30_000);
+});
+if (!HAS_CHROMIUM) console.warn('!! SKIPPED dynamic render test: no Chromium at /usr/bin/chromium');
