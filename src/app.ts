@@ -20,6 +20,7 @@ import { openApiRoutes } from './modules/discovery/openapi-routes';
 import { mcpRoutes } from './modules/mcp/routes';
 import { createMemoryModule } from './modules/memory/module';
 import { createVectorRuntime } from './infra/vectors/runtime';
+import { loadVectorExtension } from './infra/vectors';
 import { createBillingModule } from './modules/billing/module';
 import { createUsageModule } from './modules/usage/module';
 import { createSearchModule } from './modules/search/module';
@@ -54,6 +55,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     : { level: config.core.logLevel, redact: { paths: REDACT, censor: '[redacted]' }, ...(typeof opts.logger === 'object' ? opts.logger : {}) };
 
   const database = openDatabase({ databaseUrl: config.core.databaseUrl, dataDir: config.core.dataDir, poolMax: config.core.databasePoolMax });
+  // sqlite-vec before migrations: the migrator introspects every table, vec0 ones included.
+  loadVectorExtension(database);
   try {
     await migrateToLatest(database.db);
   } catch (e) {

@@ -12,6 +12,7 @@ import type { VectorIndex } from './types';
 
 export * from './types';
 export { createVectorIndexer, type VectorIndexer, type TextSource } from './indexer';
+export { loadVectorExtension } from './sqlite-vec';
 
 export interface VectorIndexOptions {
   /** 'auto' uses the engine's extension when present; 'exact' forces the scan (tests, benchmarks). */

@@ -14,6 +14,11 @@ const tableOf = (dims: number) => `vec_items_${dims}`;
 /** Loads the extension into the connection; throws VectorIndexError when it cannot. */
 export function loadSqliteVec(conn: BetterSqlite3.Database): string {
   try {
+    return (conn.prepare('select vec_version() as v').get() as { v: string }).v; // already loaded
+  } catch {
+    /* not yet */
+  }
+  try {
     sqliteVec.load(conn);
     return (conn.prepare('select vec_version() as v').get() as { v: string }).v;
   } catch (e) {
@@ -62,5 +67,20 @@ export class SqliteVecAccelerator implements Accelerator {
         select rowid, distance from ${t} where embedding match ${toBytes(vector)} and k = ${BigInt(limit)} and part = ${partition}
       ) k join vector_items vi on vi.id = k.rowid order by k.distance, vi.item_id`.execute(q);
     return rows.map((r) => ({ itemId: r.item_id, cosine: 1 - r.distance }));
+  }
+}
+
+/**
+ * Loads sqlite-vec into a SQLite connection right after it is opened, before migrations: once a
+ * vec0 table exists, any schema introspection (Kysely's migrator lists every table) needs the module.
+ * Returns the error message when the extension cannot be loaded (search then scans exactly).
+ */
+export function loadVectorExtension(database: { engine: string; sqlite?: BetterSqlite3.Database }): string | undefined {
+  if (database.engine !== 'sqlite' || !database.sqlite) return undefined;
+  try {
+    loadSqliteVec(database.sqlite);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
   }
 }

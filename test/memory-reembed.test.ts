@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { buildApp, type App } from '../src/app';
+import { loadConfig } from '../src/config';
+import { ManualClock } from '../src/lib/clock';
+import { startFakeEmbeddings, type FakeEmbeddingsServer } from './fakes/openai-embeddings';
+import { createTestDatabase, type TestDatabase } from './helpers/engines';
+
+/**
+ * A change of embeddings model re-embeds in the background rather than mixing vectors: the same
+ * database is opened by an app on model A, then by one on model B (an OpenAI-compatible loopback fake).
+ */
+let tdb: TestDatabase;
+let fake: FakeEmbeddingsServer;
+const clock = new ManualClock();
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  fake = await startFakeEmbeddings({ dimensions: 64 });
+});
+afterAll(async () => {
+  await fake?.close();
+  await tdb?.close();
+});
+
+const start = (model: string, intervalMs: number) => buildApp({
+  clock, logger: false,
+  config: loadConfig({
+    LOG_LEVEL: 'silent', PORT: '0', ...tdb.env, SVC_EMBEDDINGS: 'openai', SVC_EMBEDDINGS_URL: fake.url,
+    SVC_EMBEDDINGS_MODEL: model, SVC_EMBEDDINGS_DIMENSIONS: '64', SVC_MEMORY_INDEX_INTERVAL_MS: String(intervalMs),
+  }),
+});
+const call = async (app: App, method: 'GET' | 'PUT' | 'POST', url: string, token?: string, body?: unknown) => {
+  const res = await app.app.inject({ method, url, headers: token ? { authorization: `Bearer ${token}` } : {}, ...(body ? { payload: body as object } : {}) });
+  return res.json();
+};
+const models = async (app: App) =>
+  (await app.database.db.selectFrom('vector_items').select('model_id').where('collection', '=', 'memory').execute()).map((r) => r.model_id).sort();
+async function until(cond: () => Promise<boolean>, ms = 10_000) {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test('model A → model B: every vector is re-embedded with B in the background; search never mixes models', async () => {
+  const a = await start('model-a', 20);
+  const reg = await call(a, 'POST', '/v1/register', undefined, { agent_name: 'reembed', owner_identifier: 'o', agree_to_terms: true });
+  const token = reg.api_key as string;
+  for (const [k, v] of [['colour', 'favourite colour is green'], ['city', 'lives in the city of Porto'], ['car', 'drives a blue bicycle']]) {
+    await call(a, 'PUT', `/v1/memory/${k}`, token, { value: v });
+  }
+  await until(async () => (await models(a)).length === 3); // the background indexer, no search needed
+  expect(await models(a)).toEqual(['openai:model-a', 'openai:model-a', 'openai:model-a']);
+  await a.app.close();
+
+  // Model B, background indexing off: the stale vectors are queued at start, a search finishes the agent's share.
+  const b = await start('model-b', 600_000);
+  await until(async () => Number((await b.database.db.selectFrom('vector_outbox').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n) === 3);
+  const found = await call(b, 'GET', '/v1/memory/search?q=city%20of%20Porto&threshold=0&limit=3', token);
+  expect(found.results.map((r: any) => r.key)[0]).toBe('city');
+  expect(found.results).toHaveLength(3);
+  expect(await models(b)).toEqual(['openai:model-b', 'openai:model-b', 'openai:model-b']);
+  const bodies = fake.requests.map((r) => r.body.model);
+  expect(bodies).toContain('model-a');
+  expect(bodies).toContain('model-b');
+  await b.app.close();
+});
