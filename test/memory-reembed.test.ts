@@ -21,13 +21,24 @@ afterAll(async () => {
   await tdb?.close();
 });
 
-const start = (model: string, intervalMs: number) => buildApp({
+const build = (model: string, intervalMs: number) => buildApp({
   clock, logger: false,
   config: loadConfig({
     LOG_LEVEL: 'silent', PORT: '0', ...tdb.env, SVC_EMBEDDINGS: 'openai', SVC_EMBEDDINGS_URL: fake.url,
     SVC_EMBEDDINGS_MODEL: model, SVC_EMBEDDINGS_DIMENSIONS: '64', SVC_MEMORY_INDEX_INTERVAL_MS: String(intervalMs),
   }),
 });
+/** PGlite's socket server frees its one connection slot a moment after a client leaves: retry. */
+async function start(model: string, intervalMs: number): Promise<App> {
+  for (let i = 0; ; i++) {
+    try {
+      return await build(model, intervalMs);
+    } catch (e) {
+      if (i >= 10 || !/Connection terminated/.test(String(e))) throw e;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+}
 const call = async (app: App, method: 'GET' | 'PUT' | 'POST', url: string, token?: string, body?: unknown) => {
   const res = await app.app.inject({ method, url, headers: token ? { authorization: `Bearer ${token}` } : {}, ...(body ? { payload: body as object } : {}) });
   return res.json();
