@@ -25,6 +25,8 @@ export function resolveChromiumPath(setting: string | undefined): string | undef
 
 export interface BrowserHost {
   readonly configured: boolean;
+  /** Throws BROWSE_PROVIDER_UNCONFIGURED when there is no Chromium to launch. */
+  ensureConfigured(): void;
   /** The running browser, launching it if needed. */
   browser(): Promise<Browser>;
   /** Connections that reached the dead-end proxy (requests that bypassed the route handler). */
@@ -103,19 +105,25 @@ export function createBrowserHost(opts: { executablePath: string | undefined }):
     return browser;
   }
 
+  function ensureConfigured(): void {
+    if (!opts.executablePath) {
+      throw new WebError('BROWSE_PROVIDER_UNCONFIGURED', 'renderer_unconfigured', 'Dynamic browsing is not configured on this server (no Chromium; see SVC_CHROMIUM_PATH).');
+    }
+    if (!existsSync(opts.executablePath)) {
+      throw new WebError('BROWSE_PROVIDER_UNCONFIGURED', 'renderer_unconfigured', `Chromium not found at ${opts.executablePath}.`);
+    }
+  }
+
   return {
     configured: !!opts.executablePath,
     escapes: () => escapes,
+    ensureConfigured,
     async browser() {
-      if (!opts.executablePath) {
-        throw new WebError('BROWSE_PROVIDER_UNCONFIGURED', 'renderer_unconfigured', 'Dynamic browsing is not configured on this server (no Chromium; see SVC_CHROMIUM_PATH).');
-      }
-      if (!existsSync(opts.executablePath)) {
-        throw new WebError('BROWSE_PROVIDER_UNCONFIGURED', 'renderer_unconfigured', `Chromium not found at ${opts.executablePath}.`);
-      }
+      ensureConfigured();
+      const executablePath = opts.executablePath as string;
       if (closed) throw new WebError('BROWSE_PROVIDER_ERROR', 'renderer_failure', 'The renderer is shut down.');
       if (!launching) {
-        const p = launch(opts.executablePath);
+        const p = launch(executablePath);
         launching = p;
         p.catch(() => {
           if (launching === p) launching = null;

@@ -210,6 +210,7 @@ export function createRenderer(opts: RendererOptions): Renderer {
     configured: opts.host.configured,
     async render(input, o = {}) {
       opts.client.checkUrl(input); // INVALID_URL / BROWSE_URL_BLOCKED before anything else
+      opts.host.ensureConfigured();
       const totalMs = o.timeoutMs ?? opts.timeoutMs;
       const deadline = performance.now() + totalMs;
       let ctx: BrowserContext | null = null;
