@@ -99,6 +99,7 @@ function processRunner(limits: RunnerLimits, events: RunnerEvents): Runner {
     },
     async kill() {
       if (dead || child.exitCode !== null || child.signalCode !== null) return;
+      for (const h of handles()) h?.ref?.(); // an idle child is unref'd: waiting for it must hold the loop
       const closed = once(child, 'close').catch(() => {});
       child.kill('SIGKILL');
       await closed;
@@ -142,6 +143,7 @@ function threadRunner(limits: RunnerLimits, events: RunnerEvents): Runner {
     setBusy: (busy) => (busy ? worker.ref() : worker.unref()),
     async kill() {
       dead = true;
+      worker.ref();
       await worker.terminate().catch(() => {});
     },
   };

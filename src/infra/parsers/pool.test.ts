@@ -1,0 +1,54 @@
+/**
+ * The pool must never hold a process open: a script that parses and closes the parser ends, and
+ * so does one that forgets to close it (idle runners are unref'd). Run as real scripts, because
+ * vitest itself keeps the event loop alive. (A bug here once left `await parser.close()` pending
+ * forever: the killed child was unref'd, so nothing kept the loop alive to see it exit.)
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, expect, test } from 'vitest';
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-pool-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm')).href;
+const index = new URL('./index.ts', import.meta.url).href;
+
+function script(name: string, close: boolean, isolation: 'process' | 'thread'): string {
+  const csv = join(dir, `${name}.csv`);
+  writeFileSync(csv, 'a,b\n1,2\n');
+  const path = join(dir, `${name}.mts`);
+  writeFileSync(path, [
+    `import { createDocumentParser } from ${JSON.stringify(index)};`,
+    `const parser = createDocumentParser({ isolation: '${isolation}', idleMs: 60_000 });`,
+    `const r = await parser.parse({ path: ${JSON.stringify(csv)} }, 'text/csv');`,
+    close ? 'await parser.close();' : '',
+    `console.log('rows', r.rows.length);`,
+  ].join('\n'));
+  return path;
+}
+
+function run(path: string): Promise<{ code: number | null; stdout: string; ms: number }> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', tsx, path], { timeout: 25_000 }, (error, stdout) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, ms: performance.now() - started });
+    });
+  });
+}
+
+test('a script ends after parser.close(), and also without it (idle runners do not hold the loop)', async () => {
+  const results = await Promise.all([
+    run(script('closes', true, 'process')),
+    run(script('forgets', false, 'process')),
+    run(script('closes-thread', true, 'thread')),
+  ]);
+  for (const r of results) {
+    expect(r.stdout).toBe('rows 1\n');
+    expect(r.code).toBe(0);
+    expect(r.ms).toBeLessThan(25_000); // well before the 60 s idle timer
+  }
+});
