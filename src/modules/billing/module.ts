@@ -9,7 +9,8 @@ import { paymentsFromConfig, type PaymentsGateway } from '../../infra/payments';
 import type { Clock } from '../../lib/clock';
 import { createCredits } from './credits';
 import { memoryMeterFrom } from './memory-meter';
-import { createMetering, type AgentTierPort, type CommonsStatsPort } from './metering';
+import { createMetering, type AgentTierPort, type CommonsStatsPort, type Metering } from './metering';
+import { ACTION_POOL } from './pricing';
 import { createReferralStore } from './referral-store';
 import { createReferralPayouts } from './referrals';
 import { billingRoutes } from './routes';
@@ -25,6 +26,18 @@ export interface BillingModuleDeps {
   /** Overrides the gateway built from config (tests). */
   payments?: PaymentsGateway;
   log?: (msg: string, err?: unknown) => void;
+}
+
+/** Metering switched off (SVC_METERING_ENABLED=false): every call is free and nothing is written. */
+function unmetered(counted: Metering): Metering {
+  return {
+    async charge(agentId, action, opts) {
+      const usage = await counted.usage(agentId, opts);
+      return { chargeId: 'unmetered', agentId, action, pool: ACTION_POOL[action], free: true, costUnits: 0, tier: 'free', usage, refund: async () => {} };
+    },
+    refund: async () => {},
+    usage: (agentId, opts) => counted.usage(agentId, opts),
+  };
 }
 
 /** The module built for a config object (tests and operator scripts reach the services through it). */
@@ -44,13 +57,14 @@ export function createBillingModule(deps: BillingModuleDeps) {
   const billing = createBillingService({
     store, credits, clock, payments, publishableKey: config.billing.stripePublishableKey, billingPageUrl, log: deps.log,
   });
-  const metering = createMetering({
+  const counted = createMetering({
     store, clock, agents: deps.agents,
     upgradeUrl: `${base}/v1/billing/credits/checkout`,
     commonsUrl: `${base}/v1/commons`,
     commons: () => commons,
     onLowBalance: (e) => void billing.refill(e),
   });
+  const metering = config.billing.meteringEnabled ? counted : unmetered(counted);
   const referrals = createReferralPayouts({
     store, referrals: createReferralStore(deps.database.db), clock,
     enabled: config.billing.referralPayoutsEnabled, minActions: config.billing.referralMinActions,
@@ -70,7 +84,7 @@ export function createBillingModule(deps: BillingModuleDeps) {
 
   const module: BillingModule = {
     store, credits, metering, billing, referrals,
-    memoryMeter: memoryMeterFrom(metering),
+    memoryMeter: config.billing.meteringEnabled ? memoryMeterFrom(metering) : { chargeWrite: async () => ({ refund: async () => {} }) },
     /** The commons module's statistics for `_svc.usage` (commons_size, commons_contributions). */
     setCommons(port: CommonsStatsPort) { commons = port; },
     /** Storage figures of the memory and blob modules for the snapshot. */

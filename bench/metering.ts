@@ -1,0 +1,58 @@
+/**
+ * Cost of metering on a metered route: PUT /v1/memory/:key on svc with metering on (free floor,
+ * then 1 credit per write from a large grant) against the same svc with SVC_METERING_ENABLED=false,
+ * same process, same run, alternating A/B/A/B (each 8 s, 10 connections). Engine: SQLite by
+ * default; DATABASE_URL=postgres://... benches PostgreSQL. Target: metered ≥ 85% of unmetered.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp } from '../src/app';
+import { loadConfig } from '../src/config';
+import { credits } from '../src/lib/money';
+import { billingModuleFor } from '../src/modules/billing/module';
+import { drive, registerAgent, type Measured } from './harness';
+
+async function start(metered: boolean) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-metering-'));
+  const config = loadConfig({
+    ...process.env, SVC_DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0',
+    SVC_METERING_ENABLED: String(metered), SVC_MEMORY_RATE_PER_MINUTE: '0',
+  });
+  const svc = await buildApp({ config, logger: false });
+  const url = await svc.app.listen({ host: '127.0.0.1', port: 0 });
+  const agent = await registerAgent(url, `bench-${metered ? 'metered' : 'free'}-${process.pid}`);
+  if (metered) await billingModuleFor(config)!.credits.add(agent.agentId, { kind: 'purchase', units: credits(10_000_000), ref: `bench:${agent.agentId}` });
+  return {
+    url, agent, config,
+    async close() {
+      await svc.app.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const put = (s: Awaited<ReturnType<typeof start>>, name: string, duration = 8) => drive(name, {
+  url: `${s.url}/v1/memory/bench-key`, method: 'PUT', duration,
+  headers: { authorization: `Bearer ${s.agent.apiKey}`, 'content-type': 'application/json' },
+  body: JSON.stringify({ value: { note: 'benchmark value', n: 42, tags: ['a', 'b', 'c'] } }),
+});
+
+const free = await start(false);
+const metered = await start(true);
+try {
+  await put(free, 'warmup', 2);
+  await put(metered, 'warmup', 2);
+  const runs: { free: Measured; metered: Measured }[] = [];
+  for (let i = 0; i < 2; i++) runs.push({ free: await put(free, 'PUT unmetered'), metered: await put(metered, 'PUT metered') });
+  const avg = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
+  const f = avg(runs.map((r) => r.free.requestsPerSecond));
+  const m = avg(runs.map((r) => r.metered.requestsPerSecond));
+  for (const r of runs) console.log(JSON.stringify(r));
+  const snap = await fetch(`${metered.url}/v1/billing`, { headers: { authorization: `Bearer ${metered.agent.apiKey}` } }).then((r) => r.json()) as any;
+  console.log(`engine ${process.env.DATABASE_URL ? 'postgres' : 'sqlite'}: unmetered ${f} req/s, metered ${m} req/s → ratio ${((m / f) * 100).toFixed(1)}% ` +
+    `(added cost ${(((f - m) / f) * 100).toFixed(1)}%); metered writes this month ${snap.memory_ops_this_month}, credits left ${snap.credits_remaining_usd}`);
+} finally {
+  await free.close();
+  await metered.close();
+}
