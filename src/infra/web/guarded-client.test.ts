@@ -71,6 +71,13 @@ describe('fetching', () => {
     await c.close();
   });
 
+  test('tries the next checked address when one refuses the connection', async () => {
+    const resolver: Resolver = async () => [{ address: '127.0.0.3', family: 4 }, { address: '127.0.0.2', family: 4 }];
+    const c = createGuardedClient({ allowLoopback: false, allowAddresses: ['127.0.0.2', '127.0.0.3'], allowedPorts: [site.port], resolver });
+    expect((await c.fetch(`http://two-addresses.example.com:${site.port}/`)).body.toString()).toBe('<p>hello</p>');
+    await c.close();
+  });
+
   test('decompresses gzip', async () => {
     const res = await client.fetch(`${site.url}/gz`);
     expect(res.body.toString()).toBe('<p>compressed page</p>');

@@ -13,7 +13,7 @@ import { isIP, type Socket } from 'node:net';
 import { addressProblem, normaliseHost, unbracket } from './address-policy';
 import { readCapped, type OversizePolicy } from './body';
 import { WebError, isWebError } from './errors';
-import { checkUrl, resolveAllowed, systemResolver, type Resolver, type UrlPolicyOptions } from './url-policy';
+import { checkUrl, resolveAllowed, systemResolver, type ResolvedAddress, type Resolver, type UrlPolicyOptions } from './url-policy';
 
 export interface GuardedClientOptions extends UrlPolicyOptions {
   resolver?: Resolver;
@@ -62,6 +62,7 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 // Never forwarded from callers: undici or the hop itself owns these.
 const DROPPED_REQUEST_HEADERS = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'expect', 'te', 'trailer', 'proxy-connection', 'proxy-authorization', 'cookie']);
 const CROSS_ORIGIN_DROPPED = ['authorization'];
+const RETRYABLE_CONNECT = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
 
 function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -100,22 +101,26 @@ function guardedConnector(policy: UrlPolicyOptions, resolver: Resolver, timeout:
   const base = buildConnector({ timeout });
   return (opts, callback) => {
     const host = unbracket(opts.hostname);
+    const servername = opts.servername ?? (isIP(host) ? undefined : normaliseHost(host));
+    // Every answer was checked; try them in order until one accepts a connection.
+    const attempt = (addresses: ResolvedAddress[], i: number) => {
+      base({ ...opts, hostname: addresses[i].address, servername }, (err, socket) => {
+        if (err || !socket) {
+          if (i + 1 < addresses.length && RETRYABLE_CONNECT.has(String((err as NodeJS.ErrnoException)?.code))) return attempt(addresses, i + 1);
+          return callback(err ?? new Error('no socket'), null);
+        }
+        // Belt and braces: judge the peer we actually reached, not the one we meant to.
+        const remote = (socket as Socket).remoteAddress;
+        const problem = remote ? addressProblem(remote, policy) : 'unknown peer address';
+        if (problem) {
+          socket.destroy();
+          return callback(new WebError('BROWSE_URL_BLOCKED', 'address_not_allowed', `Connected peer is a ${problem}.`), null);
+        }
+        callback(null, socket);
+      });
+    };
     resolveAllowed(host, policy, resolver).then(
-      (addresses) => {
-        const ip = addresses[0].address;
-        const servername = opts.servername ?? (isIP(host) ? undefined : normaliseHost(host));
-        base({ ...opts, hostname: ip, servername }, (err, socket) => {
-          if (err || !socket) return callback(err ?? new Error('no socket'), null);
-          // Belt and braces: judge the peer we actually reached, not the one we meant to.
-          const remote = (socket as Socket).remoteAddress;
-          const problem = remote ? addressProblem(remote, policy) : 'unknown peer address';
-          if (problem) {
-            socket.destroy();
-            return callback(new WebError('BROWSE_URL_BLOCKED', 'address_not_allowed', `Connected peer is a ${problem}.`), null);
-          }
-          callback(null, socket);
-        });
-      },
+      (addresses) => attempt(addresses, 0),
       (err) => callback(err, null),
     );
   };
