@@ -143,6 +143,9 @@ describe('good documents', () => {
     expect(semi.metadata.delimiter).toBe(';');
     const latin = await parser.parse(file('latin.csv', Buffer.from('ville,pays\nGen\xe8ve,Suisse\n', 'latin1')), 'text/csv; charset=ISO-8859-1');
     expect(latin.rows).toEqual([['Genève', 'Suisse']]);
+    const utf16 = await parser.parse(file('utf16.csv', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('nom\tville\nZoë\tGenève\n', 'utf16le')])), 'text/csv');
+    expect(utf16.rows).toEqual([['Zoë', 'Genève']]);
+    expect(utf16.metadata).toMatchObject({ encoding: 'utf-16le', delimiter: '\t' });
   });
 });
 

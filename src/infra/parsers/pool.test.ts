@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, expect, test } from 'vitest';
+import { parserEnvironment } from './runners';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-pool-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -50,5 +51,17 @@ test('a script ends after parser.close(), and also without it (idle runners do n
     expect(r.stdout).toBe('rows 1\n');
     expect(r.code).toBe(0);
     expect(r.ms).toBeLessThan(25_000); // well before the 60 s idle timer
+  }
+});
+
+test('a parser process gets none of the server environment beyond what Node needs', () => {
+  process.env.SVC_TEST_SECRET_FOR_PARSER = 'database-password';
+  try {
+    const env = parserEnvironment();
+    expect(env.SVC_TEST_SECRET_FOR_PARSER).toBeUndefined();
+    expect(env.NODE_OPTIONS).toBeUndefined();
+    expect(env.PATH).toBe(process.env.PATH);
+  } finally {
+    delete process.env.SVC_TEST_SECRET_FOR_PARSER;
   }
 });

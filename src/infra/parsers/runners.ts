@@ -50,9 +50,15 @@ export function startRunner(isolation: Isolation, limits: RunnerLimits, events: 
 const childEntry = fileURLToPath(new URL('./parse-child-bootstrap.mjs', import.meta.url));
 const watchEveryMs = 100;
 
+// A parser handles hostile files, so it gets none of the server's secrets: only what Node, tsx
+// (cache under the temp dir) and exceljs (temp files) need. NODE_OPTIONS is left out on purpose.
+const childEnvKeys = ['PATH', 'TMPDIR', 'TMP', 'TEMP', 'TZ', 'LANG', 'LC_ALL', 'NODE_ENV', 'SYSTEMROOT'];
+export const parserEnvironment = (): Record<string, string> => Object.fromEntries(childEnvKeys.flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]!]])));
+
 function processRunner(limits: RunnerLimits, events: RunnerEvents): Runner {
   const child: ChildProcess = fork(childEntry, [], {
     execArgv: [`--max-old-space-size=${limits.heapMb}`],
+    env: parserEnvironment(),
     serialization: 'advanced',
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
