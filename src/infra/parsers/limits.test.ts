@@ -89,6 +89,8 @@ describe('hard limits fail', () => {
     expect(big.message).toMatch(/^PDF is \d+(\.\d)? KiB, over the parse limit of 1000 bytes$/);
     const pages = await failure(parser.parse(files.pdf!, PDF, { maxPages: 2 }));
     expect(pages).toMatchObject({ reason: 'too_large', message: 'PDF has 3 pages (limit 2)' });
+    const sheetRows = await failure(parser.parse(files.xlsx!, XLSX, { maxSourceRows: 6 }));
+    expect(sheetRows).toMatchObject({ reason: 'too_large', message: 'XLSX has more than 6 rows (limit 6)' });
   });
 
   test('a parse that runs past timeoutMs is killed; the next parse works', async () => {

@@ -3,7 +3,7 @@
  * time, not memory (shared strings are cached, bounded by the ZIP guard's inflate limit). Cells are
  * turned into the text a reader would see: formula results, rich text joined, dates as ISO 8601,
  * numbers to 15 significant digits like Excel. Every row is read so counts are exact and a workbook
- * over maxSourceRows fails; rows beyond the budget are counted, not kept.
+ * over maxSourceRows (row elements, empty or not) fails; rows beyond the budget are counted, not kept.
  */
 import { createRequire } from 'node:module';
 import type { Block, Extracted, SheetInfo, TableBlock } from './assemble';
@@ -35,12 +35,16 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
   });
   const read: { sheet: StreamSheet; table: TableBlock; columns: number }[] = [];
   let total = 0;
+  let scanned = 0;
   try {
     for await (const sheet of reader as unknown as AsyncIterable<StreamSheet>) {
       const name = sheet.name ?? `Sheet${sheet.id}`;
       const table: TableBlock = { type: 'table', source: { kind: 'xlsx', sheet: name }, rows: [], row_numbers: [], row_count: 0, truncated: false, header: true, caption: `Sheet: ${name}` };
       let columns = 0;
       for await (const row of sheet) {
+        // Every row element counts toward the hard limit, empty ones too: millions of them cost
+        // time even though none is kept.
+        if (++scanned > maxSourceRows) throw tooLarge(`XLSX has more than ${maxSourceRows} rows (limit ${maxSourceRows})`);
         const cells: string[] = [];
         row.eachCell((cell, col) => {
           if (col > maxColumns) { budget.truncate('columns'); return; }
@@ -49,7 +53,6 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
         for (let i = 0; i < cells.length; i++) cells[i] ??= '';
         if (cells.every((c) => c.trim() === '')) continue;
         total++;
-        if (total > maxSourceRows) throw tooLarge(`XLSX has more than ${maxSourceRows} rows (limit ${maxSourceRows})`);
         table.row_count++;
         columns = Math.max(columns, cells.length);
         const kept = budget.takeRow(cells);
