@@ -25,6 +25,9 @@ import { createBillingModule } from './modules/billing/module';
 import { createUsageModule } from './modules/usage/module';
 import { createSearchModule } from './modules/search/module';
 import { createFeedbackModule } from './modules/feedback/module';
+import { createBlobsModule } from './modules/blobs/module';
+import { createParseModule, type ParseModule } from './modules/parse/module';
+import { effectiveTier } from './lib/tiers';
 import { createBrowseModule } from './modules/browse/module';
 
 export interface AppOptions {
@@ -121,6 +124,23 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   await app.register(feedback.routes);
   await app.register(browse.routes);
   await app.register(usage.routes);
+  // Blobs and parsing: caps and parse rates follow the billed tier; parse and blob search meter through billing.
+  const billedTier = async (agentId: string, stored: string) => effectiveTier(stored, (await billing.store.getAccount(agentId))?.lifetime_purchase_units ?? 0);
+  let parseSummaries: ParseModule['summaries'] | undefined;
+  const blobs = await createBlobsModule({ config, database, clock, tierFor: billedTier, parses: () => parseSummaries, log: (msg, err) => app.log.error({ err }, msg) });
+  const parse = createParseModule({
+    config, database, clock, envelope, blobs: blobs.service, limiter: memory.limiter, vectors, meter: metering, usage: usage.service,
+    tierFor: billedTier, log: (msg, err) => app.log.error({ err }, msg),
+  });
+  parseSummaries = parse.summaries;
+  billing.setStorage({
+    memoryStorageBytes: async (id) => (await memory.service.stats({ agentId: id, tier: 'free' })).storage_bytes,
+    blobStorageBytes: async (id) => (await blobs.service.usage(id)).storageBytes,
+    blobEmbedStorageBytes: (id) => parse.embedStorageBytes(id),
+  });
+  await app.register(blobs.routes);
+  await app.register(parse.routes);
+  await app.register(parse.internalRoutes);
 
   // ---- discovery and MCP (derived lazily from the whole route table, so order does not matter) ----
   await app.register(discoveryRoutes({ config, table: routeTable, identity }));
@@ -130,6 +150,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
 
   app.addHook('onClose', async () => {
     await memory.close();
+    await parse.close();
+    await blobs.close();
     billing.close();
     await vectors.close();
     await search.close();
@@ -138,5 +160,6 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   });
   vectors.indexer?.start();
   await app.ready();
+  parse.start();
   return { app, database, clock };
 }

@@ -40,6 +40,22 @@ export const blobsSettings = group('Blobs and parsing', {
     'Allow agents to replay a successful-parse callback. false: 403 CALLBACK_REPLAY_DISABLED.'),
   queueSecret: optionalStr('SVC_QUEUE_SECRET',
     'HMAC secret that signs messages to POST /internal/queue/parse (external push delivery). Unset: that route refuses every message; the built-in job table does not need it.'),
+  // ---- blobs and parse modules (docs/blobs.md) ----
+  sweepIntervalSeconds: int('SVC_BLOB_SWEEP_INTERVAL_SECONDS', 300,
+    'How often the reconciliation sweep removes stored bytes of deleted blobs past their grace period. 0: never (run it elsewhere).', { min: 0 }),
+  parseConcurrency: int('SVC_PARSE_CONCURRENCY', 2, 'Parses running at once per instance (each in its own isolated process); more wait their turn.', { min: 1, max: 64 }),
+  parseResultRetentionDays: int('SVC_PARSE_RESULT_RETENTION_DAYS', 30,
+    'Days a complete parse keeps its result; then the record stays with result null (replay: PARSE_RESULT_MISSING). 0: keep forever.', { min: 0 }),
+  queuePollIntervalMs: int('SVC_QUEUE_POLL_INTERVAL_MS', 1000, 'How often an idle instance looks for due queue jobs (new jobs also wake it at once).', { min: 10 }),
+  queueConcurrency: int('SVC_QUEUE_CONCURRENCY', 2,
+    'Queue jobs (async parses, callback deliveries) one instance runs at once. 0: no built-in worker; jobs run only when pushed to POST /internal/queue/parse.', { min: 0, max: 64 }),
+  queueLeaseSeconds: int('SVC_QUEUE_LEASE_SECONDS', 120, 'Lease of a claimed job, renewed while it runs; a job whose instance died is claimed again after it.', { min: 5 }),
+  queueMaxAttempts: int('SVC_QUEUE_MAX_ATTEMPTS', 5, 'Attempts of an async parse job before it is dead-lettered (the parse then reads failed).', { min: 1, max: 100 }),
+  queueRetryBaseSeconds: int('SVC_QUEUE_RETRY_BASE_SECONDS', 10, 'Backoff before the second attempt of a failed parse job; doubles each time, at most one hour.', { min: 1 }),
+  callbackMaxAttempts: int('SVC_CALLBACK_MAX_ATTEMPTS', 8, 'Automatic delivery attempts of a parse callback.', { min: 1, max: 100 }),
+  callbackRetryBaseSeconds: int('SVC_CALLBACK_RETRY_BASE_SECONDS', 30, 'Backoff before the second callback attempt; doubles each time, at most six hours.', { min: 1 }),
+  callbackTimeoutMs: int('SVC_CALLBACK_TIMEOUT_MS', 10_000, 'Time one callback POST may take (connect, TLS, answer).', { min: 100, max: 120_000 }),
+  callbackReplayPerMinute: int('SVC_CALLBACK_REPLAY_PER_MINUTE', 5, 'Callback replays one agent may ask for per minute (429 CALLBACK_REPLAY_RATE_LIMIT past it).', { min: 1 }),
 });
 
 type BlobsConfig = Loaded<typeof blobsSettings.settings>;

@@ -75,7 +75,7 @@ export function createJobQueue(db: Kysely<Database>, opts: QueueOptions): JobQue
     const message = err instanceof Error ? err.message : String(err);
     const dead = err instanceof PermanentJobError || job.attempts >= job.maxAttempts;
     if (!dead) {
-      await store.settle(job, { state: 'pending', runAt: now + backoffMs(job.attempts, baseMs, maxMs), error: message }, now);
+      await store.settle(job, { state: 'pending', runAt: now + backoffMs(job.attempts, handler.retry?.baseMs ?? baseMs, handler.retry?.maxMs ?? maxMs), error: message }, now);
       return 'pending';
     }
     if (await store.settle(job, { state: 'dead', error: message }, now)) {

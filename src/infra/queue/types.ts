@@ -53,6 +53,8 @@ export interface JobHandler<P = any> {
   run(job: QueueJob<P>): Promise<void>;
   /** Called once when the job goes dead (attempts spent or permanent failure). */
   onDead?(job: QueueJob<P>, error: string): Promise<void>;
+  /** Backoff of this queue (default: the queue options'). */
+  retry?: { baseMs: number; maxMs: number };
 }
 
 /** Backoff before attempt n+1 after n failed attempts: base·2^(n-1), capped. Deterministic (tests drive a manual clock). */

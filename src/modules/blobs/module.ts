@@ -45,7 +45,7 @@ export async function createBlobsModule(deps: BlobsModuleDeps) {
     staleClaimMs: STALE_CLAIM_MS,
   });
   const sweepDeps = { records, store, clock, graceMs: b.deleteGraceSeconds * 1000, staleClaimMs: STALE_CLAIM_MS };
-  const stopSweeper = startBlobSweeper(sweepDeps, ((b as { sweepIntervalSeconds?: number }).sweepIntervalSeconds ?? 300) * 1000, (e) => deps.log?.('blob sweep failed', e));
+  const stopSweeper = startBlobSweeper(sweepDeps, b.sweepIntervalSeconds * 1000, (e) => deps.log?.('blob sweep failed', e));
   return {
     service,
     store,

@@ -1,0 +1,26 @@
+/**
+ * Runs the document parser on a stored blob: the bytes as a local file (the fs store's own file,
+ * or a temporary copy of an S3 object), parsed in the parser's isolated pool under its limits.
+ * Whatever the file holds, the outcome is a result or a failure with a reason; a failure of the
+ * byte store (S3 down...) throws. Reason 'internal' (the parser process died, the pool closed) is
+ * ours rather than the file's: async jobs retry it, sync parses report it and refund the quota.
+ */
+import { isParseFailure, type DocumentParser, type ParseResult } from '../../infra/parsers';
+import type { BlobsPort } from './ports';
+
+export interface ParseFailureInfo { code: string; reason: string; message: string }
+
+export type ParseOutcome = { ok: true; result: ParseResult } | { ok: false; failure: ParseFailureInfo };
+
+export async function parseBlob(
+  deps: { blobs: BlobsPort; parser: DocumentParser },
+  blob: { sha256: string; content_type: string },
+): Promise<ParseOutcome> {
+  try {
+    const result = await deps.blobs.withLocalFile(blob.sha256, (path) => deps.parser.parse({ path }, blob.content_type));
+    return { ok: true, result };
+  } catch (e) {
+    if (isParseFailure(e)) return { ok: false, failure: { code: e.code, reason: e.reason, message: e.message } };
+    throw e;
+  }
+}

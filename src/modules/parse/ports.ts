@@ -1,0 +1,26 @@
+/** Narrow ports of the parse module, wired by app.ts. */
+import type { TierDefinition } from '../../lib/tiers';
+
+/** The blobs module, as parse needs it: the agent's active blob (404 BLOB_NOT_FOUND otherwise) and its bytes as a local file. */
+export interface BlobsPort {
+  find(agentId: string, blobId: string): Promise<{ blob_id: string; sha256: string; size_bytes: number; content_type: string; filename: string | null }>;
+  withLocalFile<T>(sha256: string, fn: (path: string) => Promise<T>): Promise<T>;
+}
+
+/** Billing's metering: 'parse' (parse quota → 429 PARSE_QUOTA_EXCEEDED) and 'blob_search' (search pool → 429 SEARCH_CALLS_LIMIT). */
+export interface ParseMeter {
+  charge(agentId: string, action: 'parse' | 'blob_search', opts?: { tier?: string }): Promise<{ usage: { credits_remaining_usd: string }; refund(): Promise<void> }>;
+}
+
+/** The tier whose parse rate applies. */
+export type TierResolver = (agentId: string, storedTier: string) => Promise<TierDefinition>;
+
+/** The top-level `usage` object of a search response (the usage module builds it for web search too). */
+export interface SearchUsageReader {
+  searchUsage(agentId: string, storedTier: string, balanceUnits?: number): Promise<unknown>;
+}
+
+export interface Caller {
+  agentId: string;
+  tier: string;
+}

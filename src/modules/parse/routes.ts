@@ -1,0 +1,69 @@
+/** /v1/blobs/{blob_id}/parse routes and GET /v1/blobs/search. Thin: the services do the work. */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { performance } from 'node:perf_hooks';
+import { agentOf } from '../../http/auth';
+import type { EnvelopeBuilder } from '../../http/envelope';
+import { BlobParams, ParamCodes, ParseBody, ParseParams, ParseQuery, SearchCodes, SearchQuery } from './schemas';
+import { BLOB_SEARCH_DEFAULTS, type BlobSearch } from './search';
+import type { ParseService } from './service';
+
+export interface ParseRouteDeps {
+  parse: ParseService;
+  search: BlobSearch;
+  envelope: EnvelopeBuilder;
+}
+
+const caller = (r: Parameters<typeof agentOf>[0]) => {
+  const a = agentOf(r);
+  return { agentId: a.agentId, tier: a.tier };
+};
+
+export const parseRoutes = (deps: ParseRouteDeps): FastifyPluginAsyncTypebox => async (app) => {
+  const { parse, search, envelope } = deps;
+
+  app.post('/v1/blobs/:blob_id/parse', {
+    schema: {
+      params: BlobParams, querystring: ParseQuery, body: ParseBody, tags: ['parse'],
+      summary: 'Parse a PDF, DOCX, CSV or XLSX blob: synchronously (200 with the result), or with ?async=true (202 queued, optional signed callback)',
+    },
+    config: { auth: 'key', validationCodes: ParamCodes },
+  }, async (request, reply) => {
+    const body = request.body ?? {};
+    const r = await parse.parse(caller(request), request.params.blob_id, { async: request.query.async ?? false, callbackUrl: body.callback_url });
+    return reply.code(r.code).send(r.body);
+  });
+
+  app.get('/v1/blobs/:blob_id/parse/:parse_id', {
+    schema: { params: ParseParams, summary: 'Status of a parse; the structured result when complete, the error message when failed', tags: ['parse'] },
+    config: { auth: 'key', validationCodes: ParamCodes },
+  }, async (request) => parse.status(caller(request), request.params.blob_id, request.params.parse_id));
+
+  app.get('/v1/blobs/:blob_id/parse/:parse_id/deliveries', {
+    schema: { params: ParseParams, summary: 'Callback delivery attempts of a parse, newest first', tags: ['parse'] },
+    config: { auth: 'key', validationCodes: ParamCodes },
+  }, async (request) => parse.deliveries(caller(request), request.params.blob_id, request.params.parse_id));
+
+  app.post('/v1/blobs/:blob_id/parse/:parse_id/replay', {
+    schema: { params: ParseParams, summary: 'Re-send the parse.completed callback with the same JSON and signature', tags: ['parse'] },
+    config: { auth: 'key', validationCodes: ParamCodes },
+  }, async (request) => parse.replay(caller(request), request.params.blob_id, request.params.parse_id));
+
+  app.get('/v1/blobs/search', {
+    schema: { querystring: SearchQuery, summary: 'Semantic search over the chunks of your parsed blobs (one call in the search pool)', tags: ['search'] },
+    config: { auth: 'key', validationCodes: SearchCodes },
+  }, async (request) => {
+    const started = performance.now();
+    const q = request.query;
+    const r = await search.search(caller(request), q.q ?? '', q.limit ?? BLOB_SEARCH_DEFAULTS.limit, q.threshold ?? BLOB_SEARCH_DEFAULTS.threshold);
+    return {
+      status: 'success',
+      query: r.query,
+      provider_used: 'vector',
+      results: r.results,
+      usage: r.usage,
+      cached: false,
+      response_time_ms: Math.round(performance.now() - started),
+      _svc: await envelope.build({ fields: { search_id: r.search_id, ...(r.svcUsage ? { usage: r.svcUsage } : {}) } }),
+    };
+  });
+};

@@ -1,0 +1,46 @@
+/**
+ * The parse record as the API shows it (sync parse answer, GET .../parse/{parse_id}):
+ *   parse_id, blob_id, status (queued | running | complete | failed), mode (sync | async),
+ *   created_at, started_at, completed_at, result (complete only; see docs/parsing.md for its shape),
+ *   error (failed only: a message) and failure_reason (corrupt, too_large, timeout, memory,
+ *   unsupported, internal), callback_url (or null).
+ * A complete parse whose result was dropped by retention has result null and result_expired true.
+ */
+import { iso } from '../../lib/clock';
+import type { DeliveryRow, ParseRow } from './store';
+
+const time = (v: number | null) => (v === null ? null : iso(Number(v)));
+
+export function parseView(row: ParseRow, opts: { withResult: boolean; result?: unknown }) {
+  const out: Record<string, unknown> = {
+    status: row.status,
+    parse_id: row.parse_id,
+    blob_id: row.blob_id,
+    mode: row.mode,
+    content_type: row.content_type,
+    created_at: time(row.created_at),
+    started_at: time(row.started_at),
+    completed_at: time(row.completed_at),
+    callback_url: row.callback_url,
+  };
+  if (row.status === 'complete' && opts.withResult) {
+    out.result = opts.result ?? (row.result === null ? null : JSON.parse(row.result));
+    if (row.result === null) out.result_expired = true;
+  }
+  if (row.status === 'failed') {
+    out.error = row.error_message;
+    out.failure_reason = row.error_reason;
+  }
+  return out;
+}
+
+export function deliveryView(d: DeliveryRow) {
+  return {
+    attempt_number: Number(d.attempt_number),
+    status: d.status,
+    http_status: d.http_status === null ? null : Number(d.http_status),
+    last_error: d.last_error,
+    trigger: d.trigger,
+    created_at: iso(Number(d.created_at)),
+  };
+}
