@@ -19,6 +19,7 @@ import { toolRoutes } from './modules/discovery/tool-routes';
 import { openApiRoutes } from './modules/discovery/openapi-routes';
 import { mcpRoutes } from './modules/mcp/routes';
 import { createMemoryModule } from './modules/memory/module';
+import { createCommonsModule } from './modules/commons/module';
 import { createVectorRuntime } from './infra/vectors/runtime';
 import { loadVectorExtension } from './infra/vectors';
 import { createBillingModule } from './modules/billing/module';
@@ -111,6 +112,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   await app.register(billing.routes);
   const memory = createMemoryModule({ config, database, clock, vectors, meter: billing.memoryMeter, log: (msg, err) => app.log.error({ err }, msg) });
   await app.register(memory.routes);
+  const commons = createCommonsModule({ config, database, clock, limiter: memory.limiter, vectors });
+  await app.register(commons.routes);
   // Metering is billing's service; search and browse charge through it (billing's routes can share it).
   const upgradeUrl = config.billing.billingPageUrl ?? `${config.core.baseUrl}/billing`;
   const metering = billing.metering;

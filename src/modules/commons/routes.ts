@@ -1,0 +1,51 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { agentOf } from '../../http/auth';
+import type { RateLimiter } from '../../infra/limits';
+import { memoryRateLimit } from '../memory/rate-limit';
+import { EntryIdParams, ListQuery, PublishBody, PublishValidationCodes, SearchQuery, SearchValidationCodes } from './schemas';
+import type { CommonsService } from './service';
+
+export interface CommonsRouteDeps {
+  commons: CommonsService;
+  limiter: RateLimiter;
+  ratePerMinute: number;
+  bodyLimitBytes: number;
+}
+
+/** /v1/commons routes (all need a key; reads are not metered). Bodies: docs/memory.md, "Commons". */
+export const commonsRoutes = (deps: CommonsRouteDeps): FastifyPluginAsyncTypebox => async (app) => {
+  const { commons } = deps;
+  app.addHook('preValidation', memoryRateLimit(deps.limiter, deps.ratePerMinute, 'commons'));
+  const tags = ['commons'];
+
+  app.post('/v1/commons/entries', {
+    bodyLimit: deps.bodyLimitBytes,
+    schema: { body: PublishBody, summary: 'Publish an entry to the shared commons (needs svc:commons-publish)', tags },
+    config: { auth: 'key', validationCodes: PublishValidationCodes },
+  }, async (request, reply) => reply.code(201).send(await commons.publish(agentOf(request), request.body)));
+
+  app.get('/v1/commons/entries', {
+    schema: { querystring: ListQuery, summary: 'List commons entries, newest first (no credit debit)', tags },
+    config: { auth: 'key' },
+  }, async (request) => commons.list(request.query));
+
+  app.get('/v1/commons/search', {
+    schema: { querystring: SearchQuery, summary: 'Semantic search over the commons', tags },
+    config: { auth: 'key', validationCodes: SearchValidationCodes },
+  }, async (request) => commons.search(request.query));
+
+  app.get('/v1/commons/entries/:entry_id', {
+    schema: { params: EntryIdParams, summary: 'Read one commons entry', tags },
+    config: { auth: 'key' },
+  }, async (request) => commons.get(request.params.entry_id));
+
+  app.post('/v1/commons/entries/:entry_id/vouch', {
+    schema: { params: EntryIdParams, summary: 'Vouch for a commons entry (once per agent; not your own)', tags },
+    config: { auth: 'key' },
+  }, async (request) => commons.vouch(agentOf(request).agentId, request.params.entry_id));
+
+  app.delete('/v1/commons/entries/:entry_id', {
+    schema: { params: EntryIdParams, summary: 'Delete your own commons entry', tags },
+    config: { auth: 'key' },
+  }, async (request) => commons.remove(agentOf(request).agentId, request.params.entry_id));
+};
