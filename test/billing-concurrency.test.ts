@@ -48,7 +48,7 @@ describe(`concurrency at the boundary (${testEngine()})`, () => {
     expect(server, 'a PostgreSQL server on 127.0.0.1:5432 or SVC_TEST_PG is required').toBeDefined();
     handles.push(server!);
     const clock = new ManualClock();
-    const instances = [];
+    const instances: ReturnType<typeof rigOn>[] = [];
     for (let i = 0; i < 3; i++) {
       const { handle } = await openRigDatabase(server, 5);
       handles.push(handle);
