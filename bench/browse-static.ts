@@ -1,0 +1,81 @@
+/**
+ * Static browse of a local page: svc's POST /v1/browse (auth, URL policy, robots.txt from cache,
+ * metering charge, guarded fetch, extraction in the worker thread, browse log insert, `_svc`) against
+ * a direct fetch of the same page plus the same extraction (a second extraction thread), in the
+ * same run, alternating one of each so load on the machine hits both alike. Target: svc ≤ 1.3×.
+ * Pages: three of the extraction corpus (news article, wiki article, forum thread, 3–5 KiB each),
+ * and with PAGES=large one ~150 KiB article (the wiki page's paragraphs repeated, with its
+ * navigation and sidebars), closer to the size of real article pages. Served on loopback.
+ */
+import { performance } from 'node:perf_hooks';
+import { fetch as undiciFetch } from 'undici';
+import { systemClock } from '../src/lib/clock';
+import { createExtractor } from '../src/infra/web/extractor';
+import { createCredits } from '../src/modules/billing/credits';
+import { createBillingStore } from '../src/modules/billing/store';
+import { loadCorpus } from '../test/fixtures/pages/corpus';
+import { html, startWebServer, text } from '../test/fakes/web-server';
+import { registerAgent, startSvc } from './harness';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 60);
+const corpus = loadCorpus();
+function largePage() {
+  const wiki = corpus.find((p) => p.file === 'wiki-article.html')!;
+  const src = wiki.body.toString('utf8');
+  const paras = src.match(/<p>[\s\S]*?<\/p>/g) ?? [];
+  let extra = '';
+  for (let i = 0; extra.length < 150 * 1024; i++) extra += paras[i % paras.length].replace('<p>', `<p data-n="${i}">`);
+  const last = src.lastIndexOf('</p>') + 4;
+  return { ...wiki, file: 'large-article.html', body: Buffer.from(src.slice(0, last) + extra + src.slice(last)) };
+}
+const pages = process.env.PAGES === 'large'
+  ? [largePage()]
+  : corpus.filter((p) => ['news-article.html', 'wiki-article.html', 'forum-thread.html'].includes(p.file));
+const site = await startWebServer({ routes: { '/robots.txt': text('User-agent: *\nAllow: /\n') } });
+for (const p of pages) site.route(`/${p.file}`, html(p.body.toString('utf8')));
+const svc = await startSvc({ SVC_OUTBOUND_ALLOW_LOOPBACK: 'true', SVC_EMBEDDINGS: 'none', SVC_CHROMIUM_PATH: 'none' });
+const extractor = createExtractor();
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+try {
+  const { apiKey, agentId } = await registerAgent(svc.url);
+  await createCredits({ store: createBillingStore(svc.svc.database.db), clock: systemClock })
+    .add(agentId, { kind: 'grant', units: 1_000_000_000, ref: 'bench-grant' });
+  const viaSvc = async (url: string) => {
+    const res = await fetch(`${svc.url}/v1/browse`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
+    const body = (await res.json()) as { text?: string; error_code?: string };
+    if (res.status !== 200 || !body.text) throw new Error(`svc browse failed: ${res.status} ${body.error_code}`);
+    return body.text.length;
+  };
+  const direct = async (url: string) => {
+    const res = await undiciFetch(url);
+    const body = Buffer.from(await res.arrayBuffer());
+    const page = await extractor.extract({ body, contentType: res.headers.get('content-type') ?? '', url });
+    return page.text.length;
+  };
+  // Warm-up: both extraction threads, svc's robots cache, JIT.
+  for (const p of pages) {
+    await viaSvc(`${site.url}/${p.file}`);
+    await direct(`${site.url}/${p.file}`);
+  }
+  const t = { svc: [] as number[], direct: [] as number[] };
+  for (let i = 0; i < ROUNDS; i++) {
+    const url = `${site.url}/${pages[i % pages.length].file}`;
+    const order: ('svc' | 'direct')[] = i % 2 === 0 ? ['svc', 'direct'] : ['direct', 'svc'];
+    for (const which of order) {
+      const s = performance.now();
+      await (which === 'svc' ? viaSvc(url) : direct(url));
+      t[which].push(performance.now() - s);
+    }
+  }
+  const ms = { svc: median(t.svc), direct: median(t.direct) };
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  console.log(`static browse, ${ROUNDS} rounds over ${pages.length} pages (${pages.map((p) => `${p.file} ${(p.body.length / 1024).toFixed(0)} KiB`).join(', ')})`);
+  console.log(`  direct fetch + extraction: median ${ms.direct.toFixed(1)} ms, mean ${(sum(t.direct) / ROUNDS).toFixed(1)} ms`);
+  console.log(`  svc POST /v1/browse:       median ${ms.svc.toFixed(1)} ms, mean ${(sum(t.svc) / ROUNDS).toFixed(1)} ms`);
+  console.log(`  ratio (median) ${(ms.svc / ms.direct).toFixed(2)}x, ratio (mean) ${(sum(t.svc) / sum(t.direct)).toFixed(2)}x`);
+} finally {
+  await extractor.close();
+  await svc.close();
+  await site.close();
+}

@@ -1,0 +1,50 @@
+/**
+ * Cached web search vs a bare Fastify route, same process, same run. Target: ≥ 40 % of the bare
+ * route's requests/second. svc runs on the embedded defaults (SQLite, in-process search cache) with
+ * a loopback Brave fake as primary; the agent holds granted credit so every call past the free
+ * floor is a real paid charge (ledger write) — the full path: auth, metering transaction, cache
+ * hit, credibility scoring, usage object, `_svc` envelope.
+ * It also measures billing's charge alone at the same concurrency: every search is charged, so that
+ * is the route's ceiling.
+ */
+import { systemClock } from '../src/lib/clock';
+import { createCredits } from '../src/modules/billing/credits';
+import { createMetering } from '../src/modules/billing/metering';
+import { createBillingStore } from '../src/modules/billing/store';
+import { startBraveFake } from '../test/fakes/search-providers';
+import { drive, registerAgent, report, startBaseline, startSvc } from './harness';
+
+const brave = await startBraveFake({ apiKey: 'bench-key' });
+const baseline = await startBaseline();
+const svc = await startSvc({ SVC_SEARCH_PRIMARY: 'brave', SVC_BRAVE_API_KEY: 'bench-key', SVC_BRAVE_URL: brave.url, SVC_SEARCH_CACHE: 'memory', SVC_EMBEDDINGS: 'none' });
+try {
+  const { apiKey, agentId } = await registerAgent(svc.url);
+  const credits = createCredits({ store: createBillingStore(svc.svc.database.db), clock: systemClock });
+  await credits.add(agentId, { kind: 'grant', units: 1_000_000_000, ref: 'bench-grant' }); // 100,000 USD: never runs out here
+  const url = `${svc.url}/v1/search?q=${encodeURIComponent('benchmark query')}&num_results=10`;
+  const headers = { authorization: `Bearer ${apiKey}` };
+  const first = await (await fetch(url, { headers })).json() as { cached: boolean };
+  if (first.cached) throw new Error('first call should miss the cache');
+  await drive('warmup', { url: `${baseline.url}/bare`, duration: 2 });
+  await drive('warmup', { url, duration: 2, headers });
+  const b1 = await drive('bare Fastify route', { url: `${baseline.url}/bare` });
+  const s = await drive('GET /v1/search (cache hit, charged)', { url, headers });
+  const b2 = await drive('bare Fastify route', { url: `${baseline.url}/bare` });
+  const base = { ...b1, requestsPerSecond: Math.round((b1.requestsPerSecond + b2.requestsPerSecond) / 2) };
+  console.log(report(base, s));
+  console.log(`provider requests during the run: ${brave.requests} (1 = every measured call was a cache hit)`);
+  // Context: the ceiling billing's charge alone reaches with 10 concurrent callers (same agent, same database).
+  const metering = createMetering({ store: createBillingStore(svc.svc.database.db), clock: systemClock, agents: { tierOf: async () => 'free' }, upgradeUrl: 'u' });
+  const t0 = performance.now();
+  let n = 0;
+  while (performance.now() - t0 < 4000) {
+    await Promise.all(Array.from({ length: 10 }, () => metering.charge(agentId, 'search', { tier: 'free' })));
+    n += 10;
+  }
+  const perSecond = Math.round(n / ((performance.now() - t0) / 1000));
+  console.log(`billing charge alone (10 concurrent): ${perSecond}/s → route ÷ charge ceiling ${((s.requestsPerSecond / perSecond) * 100).toFixed(0)}%`);
+} finally {
+  await svc.close();
+  await baseline.close();
+  await brave.close();
+}
