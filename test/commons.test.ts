@@ -108,6 +108,14 @@ describe('read', () => {
     expect((await request('GET', '/v1/commons/search', reader.token)).body.error_code).toBe('COMMONS_QUERY_REQUIRED');
   }, 60_000);
 
+  test('stats for _svc.usage: commons size and the agent\'s contributions', async () => {
+    const svc = (await import('../src/modules/commons/service')).createCommonsService({
+      store: (await import('../src/modules/commons/store')).createCommonsStore(built.database.db), clock, upgradeUrl: 'u',
+    });
+    expect(await svc.stats(pub.id)).toEqual({ size: 3, contributions: 3 });
+    expect(await svc.stats(reader.id)).toEqual({ size: 3, contributions: 0 });
+  });
+
   test('reads are not metered: memory usage does not move', async () => {
     const before = (await request('GET', '/v1/memory/stats', reader.token)).body.ops_this_month;
     await request('GET', '/v1/commons/entries', reader.token);

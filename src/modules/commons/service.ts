@@ -136,6 +136,12 @@ export function createCommonsService(deps: CommonsDeps) {
       return { status: 'success', entry_id: entryId, deleted: true };
     },
 
+    /** For `_svc.usage` (billing's CommonsStatsPort): entries in the commons, and this agent's. */
+    async stats(agentId: string): Promise<{ size: number; contributions: number }> {
+      const [size, contributions] = await Promise.all([store.count(), store.countBy(agentId)]);
+      return { size, contributions };
+    },
+
     /** The indexer's text source for commons entries. */
     textSource() {
       return async (_owner: string, ids: string[]) => {

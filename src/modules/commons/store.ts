@@ -53,6 +53,9 @@ export function createCommonsStore(db: Kysely<Database>) {
     },
 
     count: () => visible().select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
+
+    countBy: (publisherId: string) => visible().where('publisher_id', '=', publisherId)
+      .select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
   };
 }
 
