@@ -24,10 +24,10 @@ export const billingPageRoutes = (o: { path: string; stripeJsUrl: string }): Fas
     `connect-src 'self' https://api.stripe.com ${stripeOrigin}`, "img-src 'self' data: https://*.stripe.com", "style-src 'self' 'unsafe-inline'",
   ].join('; ');
 
-  app.get(o.path, { schema: { summary: 'Billing page (completes a payment in the browser)', hide: true }, config: { auth: 'none' } }, async (_req, reply) =>
+  app.get(o.path, { schema: { summary: 'Billing page (completes a payment in the browser)' }, config: { auth: 'none' } }, async (_req, reply) =>
     reply.type('text/html; charset=utf-8').header('content-security-policy', csp).header('cache-control', 'no-store').send(html));
 
-  app.get(`${o.path}/:asset`, { schema: { summary: 'Billing page assets', hide: true }, config: { auth: 'none' } }, async (req, reply) => {
+  app.get(`${o.path}/:asset`, { schema: { summary: 'Billing page assets' }, config: { auth: 'none' } }, async (req, reply) => {
     const a = assets[(req.params as { asset: string }).asset];
     if (!a) return reply.code(404).send({ error_code: 'ROUTE_NOT_FOUND', message: 'No such billing page asset' });
     return reply.type(a.type).header('cache-control', 'public, max-age=300').send(a.body);

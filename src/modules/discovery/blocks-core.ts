@@ -3,6 +3,7 @@
  * referral rewards. Numbers come from src/lib/tiers.ts, the identity module's constants and
  * the configuration; endpoint lists come from the live route table.
  */
+import { PRICING_BLOCK } from '../billing/pricing';
 import type { Config } from '../../config';
 import { PASSPORT_CHALLENGE_SCHEME } from '../../lib/signing';
 import { TIERS } from '../../lib/tiers';
@@ -71,14 +72,13 @@ export function billingTiersBlock() {
 
 export const tierDescriptionsBlock = () => Object.fromEntries(tierRows().map((t) => [t.name, t.description]));
 
+/** Prices, floors and the credit slider come from billing's PRICING_BLOCK (one source of truth). */
 export function pricingBlock({ table, baseUrl }: BlockContext) {
   const config = table.find('GET', '/v1/billing/config');
   return {
     model: 'credits',
-    credit_usd: '0.01',
+    ...PRICING_BLOCK,
     credit_purchase: 'any amount through a volume-discount slider (POST /v1/billing/credits/checkout)',
-    purchased_credit_expires: false,
-    free_forever: ['identity', 'passport', 'memory reads', 'reputation', 'commons read and write'],
     credit_tiers: tierRows().filter((t) => t.minLifetimePurchaseUnits !== null).map((t) => ({
       tier: t.name, from_lifetime_purchases_usd: (t.minLifetimePurchaseUnits! / 10_000).toFixed(2),
     })),
