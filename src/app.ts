@@ -119,7 +119,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const metering = billing.metering;
   const usage = createUsageModule({ db: database.db, clock, upgradeUrl });
   const search = createSearchModule({ config, clock, envelope, metering, usage: usage.service, log: app.log });
-  const feedback = createFeedbackModule({ db: database.db, clock, envelope, upgradeUrl });
+  const feedback = createFeedbackModule({ db: database.db, clock, envelope, upgradeUrl, effectiveTier: (id, tier) => usage.service.effectiveTier(id, tier) });
   usage.service.addActivitySource(feedback.service.activitySource());
   const browse = createBrowseModule({ config, database, clock, envelope, metering, tiers: usage.service });
   usage.service.addActivitySource(browse.service.activitySource());

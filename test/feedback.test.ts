@@ -156,3 +156,17 @@ describe('search on a host without a provider', () => {
     expect((await w.request('GET', '/v1/usage', { token: a.token })).body.calls_this_month).toBe(0);
   });
 });
+
+describe('cap follows purchases', () => {
+  test('an agent that bought credit (spark by lifetime purchases) gets spark\'s cap while stored as free', async () => {
+    const a = await w.agent();
+    await w.built.database.db.insertInto('billing_accounts').values({
+      agent_id: a.id, lifetime_purchase_units: 10_000, payment_customer_id: null, payment_method_id: null, recharge_consent_id: null,
+      auto_topup_enabled: 0, auto_topup_threshold_units: 0, auto_topup_units: 0, topup_dip_open: 0, topup_intent_id: null,
+      created_at: w.clock.now(), updated_at: w.clock.now(),
+    }).execute();
+    await setMonthCount(a.id, 100);
+    expect((await post(a.token, good)).status).toBe(201);
+    expect((await w.request('GET', '/v1/feedback/stats', { token: a.token })).body).toMatchObject({ limit: 1000, remaining: 899 });
+  });
+});

@@ -104,6 +104,7 @@ describe('GET /v1/search', () => {
   test.each([
     ['', 'q empty'],
     ['x'.repeat(501), 'q over 500 characters'],
+    ['   ', 'q only spaces'],
   ])('422 for a bad query (%#: %s)', async (q) => {
     const a = await w.agent();
     const res = await get(q, a.token);

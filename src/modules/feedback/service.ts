@@ -6,7 +6,7 @@ import { ApiError } from '../../http/errors';
 import type { Clock } from '../../lib/clock';
 import { iso } from '../../lib/clock';
 import { newId } from '../../lib/ids';
-import { tierOf } from '../../lib/tiers';
+import { tierOf, type TierDefinition } from '../../lib/tiers';
 import type { ActivityItem, ActivitySource } from '../usage/activity-types';
 import { MAX_NOTE_CHARS, REF_TYPES, SIGNALS, type RefType, type Signal } from './schemas';
 import type { FeedbackRow, FeedbackStore } from './store';
@@ -25,8 +25,17 @@ export function utcMonth(ms: number): { month: string; resetsAt: number } {
 type Counts = Record<Signal | 'total', number>;
 const zero = (): Counts => ({ total: 0, helpful: 0, unhelpful: 0, wrong: 0 });
 
-export function createFeedbackService(deps: { store: FeedbackStore; clock: Clock; upgradeUrl: string }) {
+export interface FeedbackServiceDeps {
+  store: FeedbackStore;
+  clock: Clock;
+  upgradeUrl: string;
+  /** The tier the agent is billed on (purchases raise it); the stored tier when absent. */
+  effectiveTier?: (agentId: string, storedTier: string) => Promise<TierDefinition>;
+}
+
+export function createFeedbackService(deps: FeedbackServiceDeps) {
   const { store, clock } = deps;
+  const capOf = async (c: Caller) => (deps.effectiveTier ? await deps.effectiveTier(c.agentId, c.tier) : tierOf(c.tier)).feedbackPerMonth;
 
   return {
     async submit(caller: Caller, input: FeedbackInput) {
@@ -36,7 +45,7 @@ export function createFeedbackService(deps: { store: FeedbackStore; clock: Clock
         throw new ApiError(422, 'NOTE_TOO_LONG', `note is at most ${MAX_NOTE_CHARS} characters`, { field: 'body.note', max_chars: MAX_NOTE_CHARS });
       }
       const now = clock.now();
-      const cap = tierOf(caller.tier).feedbackPerMonth;
+      const cap = await capOf(caller);
       const { month, resetsAt } = utcMonth(now);
       const row: FeedbackRow = {
         feedback_id: newId(), agent_id: caller.agentId, ref_type: input.ref_type, ref_id: input.ref_id,
@@ -64,8 +73,7 @@ export function createFeedbackService(deps: { store: FeedbackStore; clock: Clock
         ref[s] += r.last_30d; ref.total += r.last_30d;
       }
       const { month, resetsAt } = utcMonth(now);
-      const limit = tierOf(caller.tier).feedbackPerMonth;
-      const used = await store.monthCount(caller.agentId, month);
+      const [limit, used] = await Promise.all([capOf(caller), store.monthCount(caller.agentId, month)]);
       return {
         status: 'success',
         last_7d: last7,

@@ -55,6 +55,7 @@ const balanceUnitsOf = (usd: string): number | undefined => {
 export function createSearchService(deps: SearchServiceDeps) {
   return {
     async search(caller: { agentId: string; tier: string }, q: string, numResults: number, signal?: AbortSignal): Promise<SearchAnswer> {
+      if (q.trim() === '') throw new ApiError(422, 'VALIDATION_FAILED', 'q must contain a non-space character', { field: 'querystring.q' });
       if (!deps.fallback.primary) {
         throw toApiError(new SearchProviderError('SEARCH_PROVIDER_UNCONFIGURED', 'none', 'unconfigured', 'no provider'));
       }
