@@ -89,7 +89,10 @@ export function createParseModule(deps: ParseModuleDeps) {
 
   const retentionMs = b.parseResultRetentionDays * 24 * HOUR;
   const expireResults = () => (retentionMs > 0 ? store.expireResults(clock.now() - retentionMs, clock.now()) : Promise.resolve(0));
-  const retentionTimer = retentionMs > 0 ? setInterval(() => void expireResults().catch((e) => deps.log?.('parse result retention failed', e)), HOUR) : undefined;
+  // Runs with the blob housekeeping (SVC_BLOB_SWEEP_INTERVAL_SECONDS).
+  const every = b.sweepIntervalSeconds * 1000;
+  const retentionTimer = retentionMs > 0 && every > 0
+    ? setInterval(() => void expireResults().catch((e) => deps.log?.('parse result retention failed', e)), every) : undefined;
   retentionTimer?.unref();
 
   return {
