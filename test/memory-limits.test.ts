@@ -85,6 +85,36 @@ describe('monthly write cap (tier table)', () => {
   });
 });
 
+describe('caps under concurrency (writes share group-commit transactions)', () => {
+  test('10 concurrent PUTs with 3 writes left: exactly 3 succeed, 7 get 429, every success reads back', async () => {
+    const s = await agent('starter');
+    const cap = TIERS.starter.memoryWritesPerMonth!;
+    await setWrites(s.id, cap - 3);
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => request('PUT', `/v1/memory/c${i}`, s.token, { value: i })));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(3);
+    expect(results.filter((r) => r.status === 429 && r.body.error_code === 'MEMORY_OPS_LIMIT')).toHaveLength(7);
+    for (let i = 0; i < 10; i++) {
+      expect((await request('GET', `/v1/memory/c${i}`, s.token)).status).toBe(results[i].status === 200 ? 200 : 404);
+    }
+    clock.advanceSeconds(60); // past this minute's rate limit (20 per minute here)
+    expect((await request('GET', '/v1/memory/stats', s.token)).body.ops_this_month).toBe(cap);
+  });
+
+  test('concurrent large PUTs near the storage cap: the ones that fit are kept, storage never passes the cap', async () => {
+    const f = await agent('free');
+    const limit = TIERS.free.memoryStorageBytes;
+    const chunk = 500 * 1024;
+    const results = await Promise.all(Array.from({ length: 14 }, (_, i) => request('PUT', `/v1/memory/big${i}`, f.token, { value: 'z'.repeat(chunk) })));
+    const ok = results.filter((r) => r.status === 200).length;
+    clock.advanceSeconds(60);
+    expect(ok).toBe(Math.floor(limit / (chunk + 2)));
+    expect(results.filter((r) => r.status === 413 && r.body.error_code === 'MEMORY_STORAGE_LIMIT')).toHaveLength(14 - ok);
+    const stats = await request('GET', '/v1/memory/stats', f.token);
+    expect(stats.body.storage_bytes).toBe(ok * (chunk + 2));
+    expect((await request('GET', '/v1/memory', f.token)).body.total).toBe(ok);
+  });
+});
+
 describe('storage cap on latest live bytes', () => {
   test('413 MEMORY_STORAGE_LIMIT past the tier cap; replacing or deleting frees room', async () => {
     const f = await agent('free');

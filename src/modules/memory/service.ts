@@ -107,9 +107,8 @@ export function createMemoryService(deps: MemoryServiceDeps) {
       const month = monthOf(now);
 
       // Pre-check without writing, so a refused write is never charged.
-      const before = await store.counters(caller.agentId, month, now);
-      const current = await store.get(caller.agentId, key, now);
-      refuseOverCaps(tier, before, bytes, current?.size_bytes ?? 0, false);
+      const pre = await store.precheck(caller.agentId, key, month, now);
+      refuseOverCaps(tier, pre.counters, bytes, pre.liveBytes, false);
 
       const charge = deps.meter ? await deps.meter.chargeWrite(caller.agentId) : undefined;
       const importance = input.importance ?? 'normal';
@@ -140,9 +139,9 @@ export function createMemoryService(deps: MemoryServiceDeps) {
 
     async get(caller: Caller, key: string) {
       const now = clock.now();
-      const [row, counters] = await Promise.all([store.get(caller.agentId, key, now), store.counters(caller.agentId, monthOf(now), now)]);
-      if (!row) throw new ApiError(404, 'MEMORY_KEY_NOT_FOUND', `No live value for key "${key}"`, { key });
-      return { status: 'success', ...entryView(row), usage: usageOf(counters, tierOf(caller.tier)) };
+      const found = await store.getWithCounters(caller.agentId, key, monthOf(now), now);
+      if (!found) throw new ApiError(404, 'MEMORY_KEY_NOT_FOUND', `No live value for key "${key}"`, { key });
+      return { status: 'success', ...entryView(found.entry), usage: usageOf(found.counters, tierOf(caller.tier)) };
     },
 
     async remove(caller: Caller, key: string) {

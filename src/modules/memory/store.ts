@@ -6,6 +6,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { MemoryHeadsTable } from '../../infra/db/tables/memory';
+import { createWriteBatcher } from './batcher';
 
 export type Db = Kysely<Database>;
 export type Trx = Transaction<Database>;
@@ -56,30 +57,51 @@ const entryColumns = [
 ] as const;
 
 export function createMemoryStore(db: Db) {
+  const batcher = createWriteBatcher(db);
   const entries = (q: Db | Trx, agentId: string, now: number) =>
     q.selectFrom('memory_heads as h')
       .innerJoin('memory_versions as v', (j) => j.onRef('v.agent_id', '=', 'h.agent_id').onRef('v.key', '=', 'h.key').onRef('v.version', '=', 'h.version'))
       .where('h.agent_id', '=', agentId)
       .where(live(now));
 
+  /** The four counter subqueries, selectable on their own or next to an entry (one round trip). */
+  const counterSelects = (agentId: string, month: string, now: number) => (eb: any) => [
+    eb.selectFrom('memory_usage').select('writes').where('agent_id', '=', agentId).where('month', '=', month).as('c_writes'),
+    eb.selectFrom('memory_usage').select('searches').where('agent_id', '=', agentId).where('month', '=', month).as('c_searches'),
+    eb.selectFrom('memory_agents').select('storage_bytes').where('agent_id', '=', agentId).as('c_stored'),
+    // Expired entries not yet swept still sit in the counter; they are not live, so subtract them.
+    eb.selectFrom('memory_heads').select((e: any) => e.fn.coalesce(e.fn.sum('size_bytes'), sql<number>`0`).as('s'))
+      .where('agent_id', '=', agentId).where('state', '=', 'live').where('expires_at', '<=', now).as('c_expired'),
+  ];
+  const countersOf = (row: { c_writes: unknown; c_searches: unknown; c_stored: unknown; c_expired: unknown }): Counters => ({
+    writes: Number(row.c_writes ?? 0),
+    searches: Number(row.c_searches ?? 0),
+    storageBytes: Number(row.c_stored ?? 0) - Number(row.c_expired ?? 0),
+  });
+
   async function counters(q: Db | Trx, agentId: string, month: string, now: number): Promise<Counters> {
-    const row = await q.selectNoFrom((eb) => [
-      eb.selectFrom('memory_usage').select('writes').where('agent_id', '=', agentId).where('month', '=', month).as('writes'),
-      eb.selectFrom('memory_usage').select('searches').where('agent_id', '=', agentId).where('month', '=', month).as('searches'),
-      eb.selectFrom('memory_agents').select('storage_bytes').where('agent_id', '=', agentId).as('stored'),
-      // Expired entries not yet swept still sit in the counter; they are not live, so subtract them.
-      eb.selectFrom('memory_heads').select((e) => e.fn.coalesce(e.fn.sum<number>('size_bytes'), sql<number>`0`).as('s'))
-        .where('agent_id', '=', agentId).where('state', '=', 'live').where('expires_at', '<=', now).as('expired'),
-    ]).executeTakeFirstOrThrow();
-    return {
-      writes: Number(row.writes ?? 0),
-      searches: Number(row.searches ?? 0),
-      storageBytes: Number(row.stored ?? 0) - Number(row.expired ?? 0),
-    };
+    const row = await q.selectNoFrom(counterSelects(agentId, month, now)).executeTakeFirstOrThrow();
+    return countersOf(row as never);
   }
 
   return {
     counters: (agentId: string, month: string, now: number) => counters(db, agentId, month, now),
+
+    /** A live entry and the agent's counters in one query (GET); undefined when the key has no live value. */
+    async getWithCounters(agentId: string, key: string, month: string, now: number): Promise<{ entry: EntryRow; counters: Counters } | undefined> {
+      const row = await entries(db, agentId, now).where('h.key', '=', key)
+        .select(entryColumns).select(counterSelects(agentId, month, now)).executeTakeFirst();
+      return row ? { entry: row as unknown as EntryRow, counters: countersOf(row as never) } : undefined;
+    },
+
+    /** What the PUT pre-check needs, in one query: the counters and the live size of the key being replaced. */
+    async precheck(agentId: string, key: string, month: string, now: number): Promise<{ counters: Counters; liveBytes: number }> {
+      const row = await db.selectNoFrom((eb) => [
+        ...counterSelects(agentId, month, now)(eb),
+        eb.selectFrom('memory_heads as h').select('h.size_bytes').where('h.agent_id', '=', agentId).where('h.key', '=', key).where(live(now)).as('c_live'),
+      ]).executeTakeFirstOrThrow();
+      return { counters: countersOf(row as never), liveBytes: Number((row as { c_live: unknown }).c_live ?? 0) };
+    },
 
     async get(agentId: string, key: string, now: number): Promise<EntryRow | undefined> {
       return (await entries(db, agentId, now).where('h.key', '=', key).select(entryColumns).executeTakeFirst()) as EntryRow | undefined;
@@ -122,7 +144,7 @@ export function createMemoryStore(db: Db) {
       check: (prev: Pick<MemoryHeadsTable, 'state' | 'size_bytes' | 'expires_at'> | undefined, c: Counters) => void,
       afterWrite?: (trx: Trx) => Promise<void>,
     ): Promise<{ version: number; counters: Counters; outOfWrites: boolean }> {
-      return db.transaction().execute(async (trx) => {
+      return batcher.submit(async (trx) => {
         // The usage upsert comes first: on PostgreSQL its row lock serializes one agent's writers, so
         // the storage check below sees every earlier write of that agent.
         const counted = await trx.insertInto('memory_usage')
@@ -168,7 +190,7 @@ export function createMemoryStore(db: Db) {
 
     /** Appends a tombstone; false when the key has no live value. */
     async remove(agentId: string, key: string, now: number, afterWrite?: (trx: Trx) => Promise<void>): Promise<boolean> {
-      return db.transaction().execute(async (trx) => {
+      return batcher.submit(async (trx) => {
         const prev = await trx.selectFrom('memory_heads as h').select(['h.version', 'h.size_bytes'])
           .where('h.agent_id', '=', agentId).where('h.key', '=', key).where(live(now)).executeTakeFirst();
         if (!prev) return false;

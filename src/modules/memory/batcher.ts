@@ -1,0 +1,70 @@
+/**
+ * Group commit: writes that arrive while a transaction is running wait and go together in the next
+ * one, each inside its own savepoint. A write is acknowledged only after the COMMIT that contains it
+ * (one fsync for the batch instead of one per write), and a write that fails rolls back to its
+ * savepoint without touching the others in its batch.
+ */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../../infra/db/schema';
+
+interface Job<T> {
+  run(trx: Transaction<Database>): Promise<T>;
+  resolve(v: T): void;
+  reject(e: unknown): void;
+  outcome?: { ok: true; value: T } | { ok: false; error: unknown };
+}
+
+export function createWriteBatcher(db: Kysely<Database>, maxBatch = 256) {
+  const queue: Job<any>[] = [];
+  let running = false;
+
+  async function runBatch(batch: Job<any>[]): Promise<void> {
+    try {
+      await db.transaction().execute(async (trx) => {
+        for (const job of batch) {
+          await sql`savepoint svc_write`.execute(trx);
+          try {
+            job.outcome = { ok: true, value: await job.run(trx) };
+            await sql`release savepoint svc_write`.execute(trx);
+          } catch (error) {
+            job.outcome = { ok: false, error };
+            await sql`rollback to savepoint svc_write`.execute(trx);
+            await sql`release savepoint svc_write`.execute(trx);
+          }
+        }
+      });
+    } catch (error) {
+      // The batch did not commit: nothing of it is durable, so no job succeeded.
+      for (const job of batch) job.reject(error);
+      return;
+    }
+    for (const job of batch) {
+      const o = job.outcome!;
+      if (o.ok) job.resolve(o.value);
+      else job.reject(o.error);
+    }
+  }
+
+  async function drain(): Promise<void> {
+    running = true;
+    try {
+      while (queue.length > 0) await runBatch(queue.splice(0, maxBatch));
+    } finally {
+      running = false;
+    }
+  }
+
+  return {
+    /** Runs `fn` in a shared transaction; resolves after that transaction has committed. */
+    submit<T>(run: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        queue.push({ run, resolve, reject });
+        // After the current tick, so requests arriving together share the first batch too.
+        if (!running) {
+          running = true;
+          setImmediate(() => void drain());
+        }
+      });
+    },
+  };
+}
