@@ -16,7 +16,9 @@ import { drive, registerAgent, report, startBaseline, startSvc } from './harness
 
 const brave = await startBraveFake({ apiKey: 'bench-key' });
 const baseline = await startBaseline();
-const svc = await startSvc({ SVC_SEARCH_PRIMARY: 'brave', SVC_BRAVE_API_KEY: 'bench-key', SVC_BRAVE_URL: brave.url, SVC_SEARCH_CACHE: 'memory', SVC_EMBEDDINGS: 'none' });
+const svc = await startSvc({ SVC_SEARCH_PRIMARY: 'brave', SVC_BRAVE_API_KEY: 'bench-key', SVC_BRAVE_URL: brave.url, SVC_SEARCH_CACHE: 'memory', SVC_EMBEDDINGS: 'none',
+  // METERING=off runs the same route with billing's uncounted mode, to show what the per-call commit costs.
+  ...(process.env.METERING === 'off' ? { SVC_METERING_ENABLED: 'false' } : {}) });
 try {
   const { apiKey, agentId } = await registerAgent(svc.url);
   const credits = createCredits({ store: createBillingStore(svc.svc.database.db), clock: systemClock });

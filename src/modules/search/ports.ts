@@ -5,6 +5,8 @@ import type { SearchUsage } from '../usage/search-usage';
 export interface MeterCharge {
   /** `_svc.usage` of the response (billing's UsageSnapshot). */
   usage: { credits_remaining_usd: string };
+  /** The tier billing decided on (effective: purchases can raise the stored tier). */
+  tier: string;
   refund(): Promise<void>;
 }
 
@@ -15,5 +17,5 @@ export interface SearchMeter {
 
 /** Usage module: the response's top-level `usage` object. */
 export interface SearchUsageReader {
-  searchUsage(agentId: string, storedTier: string, balanceUnits?: number): Promise<SearchUsage>;
+  searchUsage(agentId: string, storedTier: string, known?: { balanceUnits?: number; tierName?: string }): Promise<SearchUsage>;
 }

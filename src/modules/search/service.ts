@@ -71,7 +71,7 @@ export function createSearchService(deps: SearchServiceDeps) {
         }
         throw e;
       }
-      const usage = await deps.usage.searchUsage(caller.agentId, caller.tier, balanceUnitsOf(charge.usage.credits_remaining_usd));
+      const usage = await deps.usage.searchUsage(caller.agentId, caller.tier, { balanceUnits: balanceUnitsOf(charge.usage.credits_remaining_usd), tierName: charge.tier });
       return {
         search_id: newId(),
         query: q,

@@ -4,7 +4,7 @@
  * It belongs next to billing's other adapters (billing/memory-meter.ts) once billing exposes reads
  * in its service; until then it sits here so billing's write path stays untouched.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { Clock } from '../../lib/clock';
 import { effectiveTier } from '../../lib/tiers';
@@ -29,6 +29,20 @@ export function billingReadings(db: Kysely<Database>, clock: Clock): MeterReadin
     },
     async balanceUnits(agentId) {
       return (await balanceOf(db, agentId, clock.now())).units;
+    },
+    async searchCounts(agentId, fromDay, toDay) {
+      const floor = FREE_FLOORS.search ?? 0;
+      const since = clock.now() - FLOOR_WINDOW_MS;
+      // Two indexed aggregates in one statement: one round trip on the hot path of every search.
+      const row = await db.selectNoFrom((eb) => [
+        eb.selectFrom('metering_daily').select(sql<number>`coalesce(sum(count), 0)`.as('n'))
+          .where('agent_id', '=', agentId).where('pool', '=', 'search').where('day', '>=', fromDay).where('day', '<=', toDay)
+          .as('calls'),
+        eb.selectFrom('metering_free_slots').select(sql<number>`count(*)`.as('n'))
+          .where('agent_id', '=', agentId).where('pool', '=', 'search').where('slot', '<', floor).where('used_at', '>', since)
+          .as('free_used'),
+      ]).executeTakeFirstOrThrow();
+      return { calls: Number(row.calls ?? 0), freeUsed: Number(row.free_used ?? 0) };
     },
   };
 }

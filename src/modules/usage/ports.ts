@@ -18,6 +18,11 @@ export interface MeterReadings {
   effectiveTier(agentId: string, storedTier: string): Promise<TierDefinition>;
   /** Credit balance in units of 0.0001 USD. */
   balanceUnits(agentId: string): Promise<number>;
+  /**
+   * One read for the search `usage` object (it runs on every search): search-pool calls in
+   * [fromDay, toDay] and free-floor search calls used in the rolling window ending now.
+   */
+  searchCounts(agentId: string, fromDay: string, toDay: string): Promise<{ calls: number; freeUsed: number }>;
 }
 
 /** Billing's free floors (calls per rolling 30 days) and prices past them (units), per pool. */

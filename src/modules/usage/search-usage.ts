@@ -13,6 +13,7 @@
  *   search_overage_rate_per_call = the tier's overage rate; over_limit = the quota is used up.
  */
 import { formatUnitsUsd, utcDayOf, utcMonthStartDay } from './time';
+import type { TierDefinition } from '../../lib/tiers';
 import type { MeterReadings, MeterTerms } from './ports';
 
 export interface SearchUsage {
@@ -27,13 +28,14 @@ export interface SearchUsage {
 
 export async function searchUsage(
   r: MeterReadings, terms: MeterTerms, upgradeUrl: string,
-  a: { agentId: string; storedTier: string; now: number; balanceUnits?: number },
+  a: { agentId: string; storedTier: string; now: number; balanceUnits?: number; tier?: TierDefinition },
 ): Promise<SearchUsage> {
-  const tier = await r.effectiveTier(a.agentId, a.storedTier);
-  const today = utcDayOf(a.now);
-  const monthCalls = async () => (await r.daily(a.agentId, utcMonthStartDay(a.now), today)).filter((d) => d.pool === 'search').reduce((n, d) => n + d.count, 0);
+  const [tier, counts] = await Promise.all([
+    a.tier ? Promise.resolve(a.tier) : r.effectiveTier(a.agentId, a.storedTier),
+    r.searchCounts(a.agentId, utcMonthStartDay(a.now), utcDayOf(a.now)),
+  ]);
+  const total = counts.calls;
   if (tier.metering === 'monthly') {
-    const total = await monthCalls();
     const limit = tier.searchPerMonth;
     return {
       calls_total: total,
@@ -47,15 +49,11 @@ export async function searchUsage(
   }
   const floor = terms.freeFloor.search ?? 0;
   const price = terms.priceUnits.search;
-  const [total, freeUsed, balance] = await Promise.all([
-    monthCalls(),
-    r.freeUsed(a.agentId, 'search'),
-    a.balanceUnits !== undefined ? Promise.resolve(a.balanceUnits) : r.balanceUnits(a.agentId),
-  ]);
+  const balance = a.balanceUnits ?? (await r.balanceUnits(a.agentId));
   return {
     calls_total: total,
     calls_remaining: null,
-    over_limit: freeUsed >= floor && balance < price,
+    over_limit: counts.freeUsed >= floor && balance < price,
     upgrade_url: upgradeUrl,
     search_quota_period: 'trial_credits',
     search_calls_limit: floor,

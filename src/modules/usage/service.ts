@@ -3,6 +3,7 @@
  * merges the activity sources other modules register (GET /v1/me/activity).
  */
 import type { Clock } from '../../lib/clock';
+import { TIERS, type TierName } from '../../lib/tiers';
 import type { ActivitySource } from './activity-types';
 import { createActivityFeed } from './activity';
 import { usageHistory } from './history';
@@ -25,9 +26,13 @@ export function createUsageService(deps: UsageServiceDeps) {
       if (sources.some((s) => s.kind === source.kind)) throw new Error(`activity source ${source.kind} registered twice`);
       sources.push(source);
     },
-    /** The search response's `usage`; `balanceUnits` when the caller already has it (from the charge). */
-    searchUsage(agentId: string, storedTier: string, balanceUnits?: number): Promise<SearchUsage> {
-      return searchUsage(deps.readings, deps.terms, deps.upgradeUrl, { agentId, storedTier, now: deps.clock.now(), balanceUnits });
+    /**
+     * The search response's `usage`. `known` carries what the caller already has from billing's
+     * charge (balance, effective tier name), which saves reads on every search.
+     */
+    searchUsage(agentId: string, storedTier: string, known: { balanceUnits?: number; tierName?: string } = {}): Promise<SearchUsage> {
+      const tier = known.tierName && known.tierName in TIERS ? TIERS[known.tierName as TierName] : undefined;
+      return searchUsage(deps.readings, deps.terms, deps.upgradeUrl, { agentId, storedTier, now: deps.clock.now(), balanceUnits: known.balanceUnits, tier });
     },
     /** The tier the agent is billed on (browse's probation rule reads it). */
     effectiveTier(agentId: string, storedTier: string) {
