@@ -1,0 +1,110 @@
+/**
+ * Parse throughput through the service against the parser library called directly, same run:
+ * pages/s for a generated N-page PDF (pdfjs-dist) and rows/s for a generated XLSX (exceljs).
+ *   library  pdfjs / exceljs in this process, text only (the baseline, as in bench/parse.ts)
+ *   service  POST /v1/blobs/{id}/parse over loopback HTTP: auth, rate limit, parse quota, blob read,
+ *            the isolated parser process, result assembly, chunks stored, JSON answer
+ * svc runs in this process on SQLite and the filesystem store, embeddings off (indexing chunks is
+ * background work, not part of a parse). Median of --repeat runs after one warm-up each.
+ * Run: npx tsx bench/parse-service.ts [--pages 200] [--rows 50000] [--repeat 5]
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import ExcelJS from 'exceljs';
+import { buildApp } from '../src/app';
+import { loadConfig } from '../src/config';
+import { openDatabase } from '../src/infra/db/database';
+import { pdfDocument, prose, writeLargeXlsx } from '../test/fixtures/documents';
+
+const arg = (name: string, def: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+};
+const pages = arg('pages', 200);
+const rows = arg('rows', 50_000);
+const repeat = arg('repeat', 5);
+const dir = mkdtempSync(join(tmpdir(), 'svc-bench-parse-svc-'));
+const pdfPath = join(dir, 'bench.pdf');
+const xlsxPath = join(dir, 'bench.xlsx');
+const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
+
+async function libraryPdf(): Promise<void> {
+  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  const doc = await pdfjs.getDocument({ url: pathToFileURL(pdfPath), isEvalSupported: false, verbosity: 0 }).promise;
+  let chars = 0;
+  for (let n = 1; n <= doc.numPages; n++) {
+    const page = await doc.getPage(n);
+    for (const item of (await page.getTextContent()).items) if ('str' in item) chars += item.str.length;
+    page.cleanup();
+  }
+  await doc.destroy();
+  if (chars === 0) throw new Error('no text');
+}
+
+async function libraryXlsx(): Promise<void> {
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(xlsxPath, { worksheets: 'emit', sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', entries: 'ignore' });
+  let cells = 0;
+  for await (const sheet of reader as unknown as AsyncIterable<AsyncIterable<{ eachCell(cb: (c: { value: unknown }) => void): void }>>) {
+    for await (const row of sheet) row.eachCell((c) => { if (c.value !== null) cells++; });
+  }
+  if (cells === 0) throw new Error('no cells');
+}
+
+async function timed(run: () => Promise<unknown>): Promise<number> {
+  const t = performance.now();
+  await run();
+  return performance.now() - t;
+}
+
+async function main() {
+  console.log(`generating a ${pages}-page PDF and a ${rows}-row XLSX…`);
+  writeFileSync(pdfPath, await pdfDocument({ pages: Array.from({ length: pages }, (_, p) => Array.from({ length: 5 }, (_, i) => prose(p * 7 + i, 70))) }));
+  await writeLargeXlsx(xlsxPath, rows);
+  const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', SVC_DATA_DIR: join(dir, 'data'), SVC_EMBEDDINGS: 'none', SVC_PARSE_SYNC_MAX_BYTES: String(256 * 1048576), SVC_PARSE_CONCURRENCY: '1' });
+  const { app } = await buildApp({ config, logger: false });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  const reg = JSON.parse((await app.inject({ method: 'POST', url: '/v1/register', payload: { agent_name: 'bench-parse', owner_identifier: 'bench', agree_to_terms: true } })).body);
+  const side = openDatabase({ dataDir: join(dir, 'data'), poolMax: 1 });
+  await side.db.updateTable('agents').set({ tier: 'deploy' }).where('agent_id', '=', reg.agent_id).execute(); // 120 parses per minute
+  await side.close();
+  const auth = { authorization: `Bearer ${reg.api_key}` };
+  const docs = [
+    { name: 'PDF', path: pdfPath, type: 'application/pdf', units: pages, unit: 'pages', library: libraryPdf },
+    { name: 'XLSX', path: xlsxPath, type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', units: rows + 1, unit: 'rows', library: libraryXlsx },
+  ];
+  const out: string[] = [];
+  for (const d of docs) {
+    const up = await fetch(`${url}/v1/blobs`, { method: 'PUT', headers: { ...auth, 'content-type': d.type }, body: readFileSync(d.path) });
+    const id = ((await up.json()) as { blob_id: string }).blob_id;
+    const service = async () => {
+      const res = await fetch(`${url}/v1/blobs/${id}/parse`, { method: 'POST', headers: auth });
+      const body = (await res.json()) as { status: string; error?: string };
+      if (body.status !== 'complete') throw new Error(`parse ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+    };
+    await d.library();
+    await service();
+    const lib: number[] = [];
+    const svc: number[] = [];
+    for (let i = 0; i < repeat; i++) { // alternate, so drifting load hits both alike
+      lib.push(await timed(d.library));
+      svc.push(await timed(service));
+    }
+    const libRate = d.units / (median(lib) / 1000);
+    const svcRate = d.units / (median(svc) / 1000);
+    out.push(`| ${d.name} (${d.units} ${d.unit}) | ${Math.round(libRate)} ${d.unit}/s | ${Math.round(svcRate)} ${d.unit}/s | ${Math.round((svcRate / libRate) * 100)} % |`);
+  }
+  await app.close();
+  console.log(`load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}; median of ${repeat}`);
+  console.log('| document | library directly | through the service | service ÷ library |');
+  console.log('|---|---|---|---|');
+  for (const l of out) console.log(l);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
