@@ -263,7 +263,7 @@ describe.each<StoreKind>(['fs', 's3'])('blobs on the %s store', (store) => {
     const routes: [any, string][] = [['PUT', '/v1/blobs'], ['GET', '/v1/blobs'], ['GET', `/v1/blobs/${id}`], ['GET', `/v1/blobs/${id}/meta`],
       ['GET', `/v1/blobs/${id}/signed-url`], ['DELETE', `/v1/blobs/${id}`]];
     for (const [method, path] of routes) {
-      for (const headers of [{}, { authorization: 'Basic x' }, { authorization: 'Bearer svc_wrong_000000000000000000000000000000000' }]) {
+      for (const headers of [{}, { authorization: 'Basic x' }, { authorization: 'Bearer svc_wrong_000000000000000000000000000000000' }] as Record<string, string>[]) {
         const r = await w.request(method, path, { headers, ...(method === 'PUT' ? { body: Buffer.from('x') } : {}) });
         expect(r.status, `${method} ${path}`).toBe(401);
         expect(r.body.error_code).toBe('INVALID_API_KEY');

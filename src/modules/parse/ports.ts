@@ -17,7 +17,7 @@ export type TierResolver = (agentId: string, storedTier: string) => Promise<Tier
 
 /** The top-level `usage` object of a search response (the usage module builds it for web search too). */
 export interface SearchUsageReader {
-  searchUsage(agentId: string, storedTier: string, balanceUnits?: number): Promise<unknown>;
+  searchUsage(agentId: string, storedTier: string, known?: { balanceUnits?: number }): Promise<unknown>;
 }
 
 export interface Caller {
