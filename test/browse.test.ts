@@ -82,8 +82,8 @@ describe('POST /v1/browse (static)', () => {
 
   test.each([
     [undefined, 'missing'], ['', 'empty'], ['not a url', 'unparsable'], ['ftp://example.com/file', 'bad scheme'],
-    ['javascript:alert(1)', 'script scheme'], [42, 'not a string'],
-  ])('422 INVALID_URL (%s: %s), nothing fetched or charged', async (url) => {
+    ['javascript:alert(1)', 'script scheme'], [42, 'a number'], [{ href: 'https://example.com' }, 'an object'], [null, 'null'],
+  ] as [unknown, string][])('422 INVALID_URL (%s: %s), nothing fetched or charged', async (url) => {
     const a = await w.agent();
     const res = await browse(a.token, url === undefined ? {} : { url });
     expect(res.status).toBe(422);
@@ -91,7 +91,7 @@ describe('POST /v1/browse (static)', () => {
     expect(site.hits).toEqual([]);
   });
 
-  test.each(['fast', 'STATIC', 5, ''])('422 BROWSE_MODE_UNSUPPORTED for mode %s', async (mode) => {
+  test.each(['fast', 'STATIC', 5, '', null, { m: 1 }])('422 BROWSE_MODE_UNSUPPORTED for mode %s', async (mode) => {
     const a = await w.agent();
     const res = await browse(a.token, { url: `${site.url}/tides`, mode });
     expect(res.status).toBe(422);
@@ -133,7 +133,7 @@ describe('POST /v1/browse (static)', () => {
     site.route('/huge-declared', oversized(1024 * 1024, true));
     site.route('/slow', slow(10_000, html(ARTICLE)));
     site.route('/doc.pdf', respond(200, '%PDF-1.7 fake', { 'content-type': 'application/pdf' }));
-    site.route('/reset', (req) => req.socket.destroy());
+    site.route('/reset', (req) => void req.socket.destroy());
     const a = await w.agent();
     const cases: [string, number, string][] = [
       [`${site.url}/huge`, 413, 'BROWSE_RESPONSE_TOO_LARGE'],

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { agentOf } from '../../http/auth';
 import type { EnvelopeBuilder } from '../../http/envelope';
-import { BrowseBody, BrowseIdParams, BrowseIdValidationCodes } from './schemas';
+import { BrowseBody, BrowseIdParams, BrowseIdValidationCodes, BrowseValidationCodes } from './schemas';
 import type { BrowseService } from './service';
 
 export const browseRoutes = (deps: { browse: BrowseService; envelope: EnvelopeBuilder }): FastifyPluginAsyncTypebox => async (app) => {
@@ -9,7 +9,7 @@ export const browseRoutes = (deps: { browse: BrowseService; envelope: EnvelopeBu
 
   app.post('/v1/browse', {
     schema: { body: BrowseBody, summary: 'Fetch a public web page server-side and extract its title and text (static or dynamic)', tags: ['browse'] },
-    config: { auth: 'key' },
+    config: { auth: 'key', validationCodes: BrowseValidationCodes },
   }, async (request) => {
     const a = agentOf(request);
     const r = await browse.browse({ agentId: a.agentId, tier: a.tier, createdAt: a.createdAt }, request.body);

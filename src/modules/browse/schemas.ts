@@ -1,11 +1,17 @@
 import { Type } from 'typebox';
 
-// url and mode are checked by the service (spec codes INVALID_URL, BROWSE_MODE_UNSUPPORTED), so
-// the schema only insists on an object; a wrong type is reported with the field's own code.
 export const BrowseBody = Type.Object({
-  url: Type.Optional(Type.Unknown({ description: 'Public http or https URL (required)' })),
-  mode: Type.Optional(Type.Unknown({ description: 'static (default) or dynamic (headless Chromium; standard trust tier)' })),
+  url: Type.String({ maxLength: 8192, description: 'Public http or https URL' }),
+  mode: Type.Optional(Type.Union([Type.Literal('static'), Type.Literal('dynamic')], {
+    description: 'static (default): fetch and extract; dynamic: render in headless Chromium first (standard trust tier)',
+  })),
 });
+
+// Schema failures on these fields carry the spec's codes; the service checks URL policy further.
+export const BrowseValidationCodes = {
+  'body.url': { status: 422, code: 'INVALID_URL', message: 'url is required: a public http or https URL of at most 8192 characters' },
+  'body.mode': { status: 422, code: 'BROWSE_MODE_UNSUPPORTED', message: 'mode must be static or dynamic' },
+};
 
 export const BrowseIdParams = Type.Object({
   browse_id: Type.String({ maxLength: 64, description: 'browse_id of an earlier POST /v1/browse of yours' }),
