@@ -10,6 +10,8 @@ import { createTestDatabase, type TestDatabase } from './helpers/engines';
 
 export interface WebApp {
   built: App;
+  /** Base URL when started with `listen: true`. */
+  url: string;
   config: Config;
   clock: ManualClock;
   request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, opts?: { token?: string; body?: unknown }): Promise<{ status: number; body: any; headers: Record<string, any> }>;
@@ -19,11 +21,12 @@ export interface WebApp {
 
 let n = 0;
 
-export async function startWebApp(env: Record<string, string> = {}): Promise<WebApp> {
+export async function startWebApp(env: Record<string, string> = {}, opts: { listen?: boolean } = {}): Promise<WebApp> {
   const tdb: TestDatabase = await createTestDatabase();
   const clock = new ManualClock();
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', SVC_EMBEDDINGS: 'none', ...tdb.env, ...env });
   const built = await buildApp({ config, clock, logger: false });
+  const url = opts.listen ? await built.app.listen({ host: '127.0.0.1', port: 0 }) : '';
   const request: WebApp['request'] = async (method, url, o = {}) => {
     const headers: Record<string, string> = {};
     if (o.token !== undefined) headers.authorization = `Bearer ${o.token}`;
@@ -34,7 +37,7 @@ export async function startWebApp(env: Record<string, string> = {}): Promise<Web
     return { status: res.statusCode, body, headers: res.headers as Record<string, any> };
   };
   return {
-    built, config, clock, request,
+    built, url, config, clock, request,
     async agent(tier = 'free', extra = {}) {
       const res = await request('POST', '/v1/register', { body: { agent_name: `web-${process.pid}-${++n}`, owner_identifier: `owner-${n}`, agree_to_terms: true } });
       if (res.status !== 201) throw new Error(`register failed ${res.status}`);

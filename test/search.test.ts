@@ -14,7 +14,7 @@ beforeAll(async () => {
     SVC_SEARCH_PRIMARY: 'brave', SVC_BRAVE_API_KEY: 'brave-key', SVC_BRAVE_URL: brave.url,
     SVC_SEARCH_FALLBACK: 'tavily', SVC_TAVILY_API_KEY: 'tvly-key', SVC_TAVILY_URL: tavily.url,
     SVC_SEARCH_TIMEOUT_MS: '400', SVC_SEARCH_CACHE: 'memory',
-  });
+  }, { listen: true });
 });
 afterAll(async () => {
   await w?.close();
@@ -118,6 +118,21 @@ describe('GET /v1/search', () => {
     const res = await w.request('GET', `/v1/search?q=x&num_results=${n}`, { token: a.token });
     expect(res.status).toBe(422);
     expect(res.body.field).toBe('querystring.num_results');
+  });
+
+  test('a client that hangs up cancels the provider call: no fallback is asked and the call is given back', async () => {
+    const a = await w.agent();
+    brave.mode = 'hang';
+    const ac = new AbortController();
+    const pending = fetch(`${w.url}/v1/search?q=hang-up`, { headers: { authorization: `Bearer ${a.token}` }, signal: ac.signal }).catch(() => 'aborted');
+    for (let i = 0; i < 100 && brave.requests === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(brave.requests).toBe(1);
+    ac.abort();
+    expect(await pending).toBe('aborted');
+    // Without the cancel, Brave would time out at 400 ms and Tavily would be asked.
+    await new Promise((r) => setTimeout(r, 900));
+    expect(tavily.requests).toBe(0);
+    expect((await w.request('GET', '/v1/usage', { token: a.token })).body.pools.search.calls_this_month).toBe(0);
   });
 
   test('a 500-character query is accepted', async () => {

@@ -11,10 +11,17 @@ export const searchRoutes = (deps: { search: SearchService; envelope: EnvelopeBu
   app.get('/v1/search', {
     schema: { querystring: SearchQuery, summary: 'Search the web; results carry credibility scores (0.5 to 1.0)', tags: ['search'] },
     config: { auth: 'key' },
-  }, async (request) => {
+  }, async (request, reply) => {
     const started = performance.now();
     const a = agentOf(request);
-    const r = await search.search({ agentId: a.agentId, tier: a.tier }, request.query.q, request.query.num_results ?? 10);
+    // A client that hangs up stops the provider call (and gets its call back): nobody waits for it.
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) gone.abort();
+    };
+    reply.raw.once('close', onClose);
+    const r = await search.search({ agentId: a.agentId, tier: a.tier }, request.query.q, request.query.num_results ?? 10, gone.signal)
+      .finally(() => reply.raw.off('close', onClose));
     return {
       status: 'success',
       query: r.query,
