@@ -2,6 +2,7 @@
  * Parse throughput through the service against the parser library called directly, same run:
  * pages/s for a generated N-page PDF (pdfjs-dist) and rows/s for a generated XLSX (exceljs).
  *   library  pdfjs / exceljs in this process, text only (the baseline, as in bench/parse.ts)
+ *   engine   createDocumentParser().parse with default limits (isolated process): what the service calls
  *   service  POST /v1/blobs/{id}/parse over loopback HTTP: auth, rate limit, parse quota, blob read,
  *            the isolated parser process, result assembly, chunks stored, JSON answer
  * svc runs in this process on SQLite and the filesystem store, embeddings off (indexing chunks is
@@ -17,6 +18,7 @@ import ExcelJS from 'exceljs';
 import { buildApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { openDatabase } from '../src/infra/db/database';
+import { createDocumentParser } from '../src/infra/parsers';
 import { pdfDocument, prose, writeLargeXlsx } from '../test/fixtures/documents';
 
 const arg = (name: string, def: number) => {
@@ -84,22 +86,29 @@ async function main() {
       const body = (await res.json()) as { status: string; error?: string };
       if (body.status !== 'complete') throw new Error(`parse ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
     };
+    const parser = createDocumentParser({ concurrency: 1 });
+    const pool = () => parser.parse({ path: d.path }, d.type);
     await d.library();
     await service();
+    await pool();
     const lib: number[] = [];
     const svc: number[] = [];
-    for (let i = 0; i < repeat; i++) { // alternate, so drifting load hits both alike
+    const eng: number[] = [];
+    for (let i = 0; i < repeat; i++) { // alternate, so drifting load hits all alike
       lib.push(await timed(d.library));
       svc.push(await timed(service));
+      eng.push(await timed(pool));
     }
+    await parser.close();
+    const engRate = d.units / (median(eng) / 1000);
     const libRate = d.units / (median(lib) / 1000);
     const svcRate = d.units / (median(svc) / 1000);
-    out.push(`| ${d.name} (${d.units} ${d.unit}) | ${Math.round(libRate)} ${d.unit}/s | ${Math.round(svcRate)} ${d.unit}/s | ${Math.round((svcRate / libRate) * 100)} % |`);
+    out.push(`| ${d.name} (${d.units} ${d.unit}) | ${Math.round(libRate)} ${d.unit}/s | ${Math.round(engRate)} ${d.unit}/s (${Math.round((engRate / libRate) * 100)} %) | ${Math.round(svcRate)} ${d.unit}/s | ${Math.round((svcRate / libRate) * 100)} % |`);
   }
   await app.close();
   console.log(`load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}; median of ${repeat}`);
-  console.log('| document | library directly | through the service | service ÷ library |');
-  console.log('|---|---|---|---|');
+  console.log('| document | library directly | parser engine, default limits (÷ library) | through the service | service ÷ library |');
+  console.log('|---|---|---|---|---|');
   for (const l of out) console.log(l);
   rmSync(dir, { recursive: true, force: true });
 }

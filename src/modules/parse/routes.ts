@@ -30,6 +30,7 @@ export const parseRoutes = (deps: ParseRouteDeps): FastifyPluginAsyncTypebox => 
   }, async (request, reply) => {
     const body = request.body ?? {};
     const r = await parse.parse(caller(request), request.params.blob_id, { async: request.query.async ?? false, callbackUrl: body.callback_url });
+    if (typeof r.body === 'string') reply.type('application/json; charset=utf-8');
     return reply.code(r.code).send(r.body);
   });
 

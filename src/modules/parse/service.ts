@@ -165,7 +165,9 @@ export function createParseService(deps: ParseServiceDeps) {
         const json = JSON.stringify(outcome.result);
         Object.assign(row, { status: 'complete', result: json });
         await recordComplete(row, json, outcome.result, done);
-        return { code: 200, body: parseView(row, { withResult: true, result: outcome.result }) };
+        // The result is already serialized for storage: splice it in rather than serialize it twice.
+        const head = JSON.stringify(parseView(row, { withResult: false }));
+        return { code: 200, body: `${head.slice(0, -1)},"result":${json}}` };
       }
       // The parser itself broke (not the file): the agent is not charged for it.
       if (outcome.failure.reason === 'internal') await charge?.refund();
