@@ -6,7 +6,11 @@ import { drive, registerAgent, report, startBaseline, startSvc } from './harness
  * PUT ≥ 30% of the bare route. Rate limit off; the agent is on the uncapped `pro` tier so the write
  * cap never answers 429. `--metering` keeps billing's per-write charge on (default off: ledger only).
  *
- *   npx tsx bench/memory-rw.ts [--metering] [--embeddings]
+ * `--stmt-cache` is an experiment: it wraps the SQLite connection's prepare() with a cache keyed by
+ * SQL text (better-sqlite3 statements are reusable), to measure what such a cache in
+ * src/infra/db/database.ts would give every route.
+ *
+ *   npx tsx bench/memory-rw.ts [--metering] [--embeddings] [--stmt-cache]
  */
 const metering = process.argv.includes('--metering');
 const embeddings = process.argv.includes('--embeddings');
@@ -14,6 +18,16 @@ const baseline = await startBaseline();
 const svc = await startSvc({
   SVC_MEMORY_RATE_PER_MINUTE: '0', SVC_EMBEDDINGS: embeddings ? 'local' : 'none', SVC_METERING_ENABLED: String(metering),
 });
+if (process.argv.includes('--stmt-cache')) {
+  const conn = svc.svc.database.sqlite!;
+  const prepare = conn.prepare.bind(conn);
+  const cache = new Map<string, ReturnType<typeof prepare>>();
+  (conn as { prepare: typeof prepare }).prepare = ((source: string) => {
+    let st = cache.get(source);
+    if (!st) cache.set(source, (st = prepare(source)));
+    return st;
+  }) as typeof prepare;
+}
 try {
   const { apiKey, agentId } = await registerAgent(svc.url);
   await svc.svc.database.db.updateTable('agents').set({ tier: 'pro' }).where('agent_id', '=', agentId).execute();

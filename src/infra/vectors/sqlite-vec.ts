@@ -1,15 +1,24 @@
 /**
- * sqlite-vec accelerator: one `vec0` virtual table per dimension (`vec_items_<dims>`), cosine
- * distance, partition key = (collection, owner, model), so a KNN query only reads one owner's
- * vectors of the current model. Rowids are `vector_items.id`.
+ * sqlite-vec accelerator: one `vec0` virtual table per dimension (`vec_bits_<dims>`) holding the sign
+ * bits of each vector, partition key = (collection, owner, model), so a KNN query only reads one
+ * owner's vectors of the current model. A query takes the nearest candidates by Hamming distance
+ * (20 per result wanted, at least 100) and re-ranks them by exact cosine on the float32 vectors of
+ * `vector_items`: a 32× smaller scan than float vectors, exact scores for what is returned. Rowids
+ * are `vector_items.id`; a new table is filled from `vector_items` when it is created.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import * as sqliteVec from 'sqlite-vec';
 import type { Accelerator } from './accelerated';
-import { toBytes, VectorIndexError, type Queryable, type VectorHit } from './types';
+import { topK } from './items';
+import { fromBytes, toBytes, VectorIndexError, type Queryable, type VectorHit } from './types';
 
-const tableOf = (dims: number) => `vec_items_${dims}`;
+// Binary-quantized mirror: 1 bit per dimension (64 bytes for 512-d), scanned by Hamming distance,
+// then the best candidates are re-scored exactly with their float32 vectors from vector_items.
+const tableOf = (dims: number) => `vec_bits_${dims}`;
+/** Candidates fetched by Hamming distance per result wanted (at least MIN_CANDIDATES). */
+const OVERSAMPLE = 20;
+const MIN_CANDIDATES = 100;
 
 /** Loads the extension into the connection; throws VectorIndexError when it cannot. */
 export function loadSqliteVec(conn: BetterSqlite3.Database): string {
@@ -31,16 +40,25 @@ export class SqliteVecAccelerator implements Accelerator {
   private readonly tables = new Set<number>();
 
   constructor(conn: BetterSqlite3.Database) {
-    const rows = conn.prepare("select name from sqlite_master where type = 'table' and name like 'vec_items_%'").all() as { name: string }[];
+    const rows = conn.prepare("select name from sqlite_master where type = 'table' and name like 'vec_bits_%'").all() as { name: string }[];
     for (const r of rows) {
-      const m = /^vec_items_(\d+)$/.exec(r.name);
+      const m = /^vec_bits_(\d+)$/.exec(r.name);
       if (m) this.tables.add(Number(m[1]));
     }
   }
 
   private async ensure(q: Queryable, dims: number): Promise<void> {
     if (this.tables.has(dims)) return;
-    await sql.raw(`create virtual table if not exists ${tableOf(dims)} using vec0(part text partition key, embedding float[${dims}] distance_metric=cosine)`).execute(q);
+    const t = tableOf(dims);
+    await sql.raw(`create virtual table if not exists ${t} using vec0(part text partition key, embedding bit[${dims}])`).execute(q);
+    // Vectors stored before this table existed (another accelerator, an older layout) join it now.
+    // Row by row: a bit vector's type tag does not survive INSERT ... SELECT.
+    const { rows } = await sql<{ id: number; part: string; embedding: Uint8Array }>`
+      select id, collection || char(31) || owner_id || char(31) || model_id as part, embedding from vector_items
+      where dimensions = ${dims} and id not in (select rowid from ${sql.table(t)})`.execute(q);
+    for (const r of rows) {
+      await sql`insert into ${sql.table(t)}(rowid, part, embedding) values (${BigInt(r.id)}, ${r.part}, vec_quantize_binary(vec_f32(${Buffer.from(r.embedding)})))`.execute(q);
+    }
     this.tables.add(dims);
   }
 
@@ -49,7 +67,7 @@ export class SqliteVecAccelerator implements Accelerator {
     const t = sql.table(tableOf(vector.length));
     // vec0 has no upsert; the row may exist under another partition (model change).
     await sql`delete from ${t} where rowid = ${BigInt(id)}`.execute(q);
-    await sql`insert into ${t}(rowid, part, embedding) values (${BigInt(id)}, ${partition}, ${toBytes(vector)})`.execute(q);
+    await sql`insert into ${t}(rowid, part, embedding) values (${BigInt(id)}, ${partition}, vec_quantize_binary(vec_f32(${toBytes(vector)})))`.execute(q);
   }
 
   async drop(q: Queryable, ids: number[]): Promise<void> {
@@ -62,12 +80,14 @@ export class SqliteVecAccelerator implements Accelerator {
   async knn(q: Queryable, partition: string, vector: Float32Array, limit: number): Promise<VectorHit[]> {
     if (!this.tables.has(vector.length)) return [];
     const t = sql.table(tableOf(vector.length));
-    const { rows } = await sql<{ item_id: string; distance: number }>`
-      select vi.item_id, k.distance from (
-        select rowid, distance from ${t} where embedding match ${toBytes(vector)} and k = ${BigInt(limit)} and part = ${partition}
-      ) k join vector_items vi on vi.id = k.rowid order by k.distance, vi.item_id`.execute(q);
-    return rows.map((r) => ({ itemId: r.item_id, cosine: 1 - r.distance }));
+    const candidates = Math.max(MIN_CANDIDATES, limit * OVERSAMPLE);
+    const { rows } = await sql<{ item_id: string; embedding: Uint8Array }>`
+      select vi.item_id, vi.embedding from (
+        select rowid from ${t} where embedding match vec_quantize_binary(vec_f32(${toBytes(vector)})) and k = ${BigInt(candidates)} and part = ${partition}
+      ) k join vector_items vi on vi.id = k.rowid`.execute(q);
+    return topK(vector, rows.map((r) => ({ itemId: r.item_id, vector: fromBytes(r.embedding) })), limit);
   }
+
 }
 
 /**

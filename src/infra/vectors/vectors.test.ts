@@ -101,3 +101,15 @@ describe.each(cases)('%s', (_name, make, kind) => {
     expect(hits).toHaveLength(58);
   });
 });
+
+test('sqlite-vec picks up vectors stored before its table existed (stored by the exact scan)', async () => {
+  const h = await open('sqlite');
+  const exact = await createVectorIndex(h, clock, { mode: 'exact' });
+  await exact.upsert(Array.from({ length: 30 }, (_, i) => rec('dan', `d${i}`, i + 1)));
+  const fast = await createVectorIndex(h, clock);
+  expect(fast.kind).toBe('sqlite-vec');
+  await fast.upsert([rec('erin', 'e0', 999)]); // creates the table, which takes in the 30 older vectors
+  const hits = await fast.query({ collection: 'c', ownerId: 'dan', modelId: 'm1', vector: vec(7), limit: 3 });
+  expect(hits[0].itemId).toBe('d6');
+  expect(hits).toHaveLength(3);
+});
