@@ -72,7 +72,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     logger,
     bodyLimit: config.core.bodyLimitBytes,
     // Memory keys are up to 128 characters (spec); Fastify's default of 100 would answer 414 before validation.
-    maxParamLength: 512,
+    routerOptions: { maxParamLength: 512 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { allErrors: false } },
