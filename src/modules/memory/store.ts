@@ -7,6 +7,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { MemoryHeadsTable } from '../../infra/db/tables/memory';
 import { createWriteBatcher } from './batcher';
+import { prepared } from './prepared';
 
 export type Db = Kysely<Database>;
 export type Trx = Transaction<Database>;
@@ -84,22 +85,27 @@ export function createMemoryStore(db: Db) {
     return countersOf(row as never);
   }
 
+  // Sentinels: values no real call uses, found again in the compiled parameter list.
+  const S = { agent: '\u0000agent', key: '\u0000key', month: '\u0000month', now: -987_654_321_012_345 };
+  const getWithCountersQ = prepared(db, S, (s) => entries(db, s.agent, s.now).where('h.key', '=', s.key)
+    .select(entryColumns).select(counterSelects(s.agent, s.month, s.now)));
+  const precheckQ = prepared(db, S, (s) => db.selectNoFrom((eb) => [
+    ...counterSelects(s.agent, s.month, s.now)(eb),
+    eb.selectFrom('memory_heads as h').select('h.size_bytes').where('h.agent_id', '=', s.agent).where('h.key', '=', s.key).where(live(s.now)).as('c_live'),
+  ]));
+
   return {
     counters: (agentId: string, month: string, now: number) => counters(db, agentId, month, now),
 
     /** A live entry and the agent's counters in one query (GET); undefined when the key has no live value. */
     async getWithCounters(agentId: string, key: string, month: string, now: number): Promise<{ entry: EntryRow; counters: Counters } | undefined> {
-      const row = await entries(db, agentId, now).where('h.key', '=', key)
-        .select(entryColumns).select(counterSelects(agentId, month, now)).executeTakeFirst();
+      const [row] = await getWithCountersQ({ agent: agentId, key, month, now });
       return row ? { entry: row as unknown as EntryRow, counters: countersOf(row as never) } : undefined;
     },
 
     /** What the PUT pre-check needs, in one query: the counters and the live size of the key being replaced. */
     async precheck(agentId: string, key: string, month: string, now: number): Promise<{ counters: Counters; liveBytes: number }> {
-      const row = await db.selectNoFrom((eb) => [
-        ...counterSelects(agentId, month, now)(eb),
-        eb.selectFrom('memory_heads as h').select('h.size_bytes').where('h.agent_id', '=', agentId).where('h.key', '=', key).where(live(now)).as('c_live'),
-      ]).executeTakeFirstOrThrow();
+      const [row] = await precheckQ({ agent: agentId, key, month, now });
       return { counters: countersOf(row as never), liveBytes: Number((row as { c_live: unknown }).c_live ?? 0) };
     },
 
