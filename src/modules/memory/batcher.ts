@@ -19,6 +19,16 @@ export function createWriteBatcher(db: Kysely<Database>, maxBatch = 256) {
   let running = false;
 
   async function runBatch(batch: Job<any>[]): Promise<void> {
+    if (batch.length === 1) {
+      // Alone: no savepoint needed; a failure rolls the whole transaction back.
+      const [job] = batch;
+      try {
+        job.resolve(await db.transaction().execute((trx) => job.run(trx)));
+      } catch (error) {
+        job.reject(error);
+      }
+      return;
+    }
     try {
       await db.transaction().execute(async (trx) => {
         for (const job of batch) {
