@@ -147,6 +147,7 @@ describe('per-minute rate limit', () => {
     expect(limited.status).toBe(429);
     expect(limited.body.error_code).toBe('RATE_LIMIT_EXCEEDED');
     expect(limited.headers['retry-after']).toBe('45');
+    expect(limited.body.upgrade_url).toMatch(/^http/);
     expect((await request('GET', '/v1/memory/k', r.token)).status).toBe(429);
     // Another agent has its own budget.
     const other = await agent('free');

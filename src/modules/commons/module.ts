@@ -10,10 +10,11 @@ import { createCommonsStore } from './store';
 
 export function createCommonsModule(deps: { config: Config; database: DatabaseHandle; clock: Clock; limiter: RateLimiter; vectors?: VectorRuntime }) {
   const { config } = deps;
+  const upgradeUrl = config.billing.billingPageUrl ?? `${config.core.baseUrl}/billing`;
   const service = createCommonsService({
     store: createCommonsStore(deps.database.db),
     clock: deps.clock,
-    upgradeUrl: config.billing.billingPageUrl ?? `${config.core.baseUrl}/billing`,
+    upgradeUrl,
     embedder: deps.vectors?.embedder,
     index: deps.vectors?.index,
     indexer: deps.vectors?.indexer,
@@ -22,7 +23,7 @@ export function createCommonsModule(deps: { config: Config; database: DatabaseHa
   return {
     service,
     routes: commonsRoutes({
-      commons: service, limiter: deps.limiter, ratePerMinute: config.memory.memoryRatePerMinute, bodyLimitBytes: config.memory.memoryBodyLimitBytes,
+      commons: service, limiter: deps.limiter, ratePerMinute: config.memory.memoryRatePerMinute, bodyLimitBytes: config.memory.memoryBodyLimitBytes, upgradeUrl,
     }),
   };
 }

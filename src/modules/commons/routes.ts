@@ -10,12 +10,13 @@ export interface CommonsRouteDeps {
   limiter: RateLimiter;
   ratePerMinute: number;
   bodyLimitBytes: number;
+  upgradeUrl?: string;
 }
 
 /** /v1/commons routes (all need a key; reads are not metered). Bodies: docs/memory.md, "Commons". */
 export const commonsRoutes = (deps: CommonsRouteDeps): FastifyPluginAsyncTypebox => async (app) => {
   const { commons } = deps;
-  app.addHook('preValidation', memoryRateLimit(deps.limiter, deps.ratePerMinute, 'commons'));
+  app.addHook('preValidation', memoryRateLimit(deps.limiter, deps.ratePerMinute, 'commons', deps.upgradeUrl));
   const tags = ['commons'];
 
   app.post('/v1/commons/entries', {

@@ -39,10 +39,11 @@ export function createMemoryModule(deps: MemoryModuleDeps) {
       .then((rows) => rows.map((r) => ({ ownerId: r.agent_id, itemId: r.key })));
     vectors.indexer.enqueueStale(MEMORY_COLLECTION, stale).catch((e) => deps.log?.('memory re-embedding could not be queued', e));
   }
+  const upgradeUrl = config.billing.billingPageUrl ?? `${config.core.baseUrl}/billing`;
   const service = createMemoryService({
     store,
     clock,
-    upgradeUrl: config.billing.billingPageUrl ?? `${config.core.baseUrl}/billing`,
+    upgradeUrl,
     meter: deps.meter,
     semantic,
   });
@@ -52,7 +53,7 @@ export function createMemoryModule(deps: MemoryModuleDeps) {
     service,
     limiter,
     routes: memoryRoutes({
-      memory: service, limiter, ratePerMinute: config.memory.memoryRatePerMinute, bodyLimitBytes: config.memory.memoryBodyLimitBytes,
+      memory: service, limiter, ratePerMinute: config.memory.memoryRatePerMinute, bodyLimitBytes: config.memory.memoryBodyLimitBytes, upgradeUrl,
     }),
     async close() {
       stopSweeper();

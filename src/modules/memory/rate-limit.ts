@@ -8,7 +8,7 @@ import { RateLimiterError, type RateLimiter } from '../../infra/limits';
  * When the limiter's store (Redis) is down the request goes through (logged): memory stays
  * available, and the monthly caps, which live in the database, still hold.
  */
-export function memoryRateLimit(limiter: RateLimiter, perMinute: number, scope = 'memory') {
+export function memoryRateLimit(limiter: RateLimiter, perMinute: number, scope = 'memory', upgradeUrl?: string) {
   return async (request: FastifyRequest) => {
     if (perMinute <= 0) return;
     const { agentId } = agentOf(request);
@@ -24,7 +24,7 @@ export function memoryRateLimit(limiter: RateLimiter, perMinute: number, scope =
     }
     if (!d.allowed) {
       throw new ApiError(429, 'RATE_LIMIT_EXCEEDED', `At most ${perMinute} memory requests per minute; retry in ${d.retryAfterSeconds} s`, {
-        retry_after_seconds: d.retryAfterSeconds, limit_per_minute: perMinute,
+        retry_after_seconds: d.retryAfterSeconds, limit_per_minute: perMinute, ...(upgradeUrl ? { upgrade_url: upgradeUrl } : {}),
       }, { 'retry-after': String(d.retryAfterSeconds), 'x-ratelimit-limit': String(perMinute), 'x-ratelimit-remaining': '0' });
     }
   };

@@ -13,6 +13,8 @@ export interface MemoryRouteDeps {
   limiter: RateLimiter;
   ratePerMinute: number;
   bodyLimitBytes: number;
+  /** Carried by limit errors (spec: Errors). */
+  upgradeUrl?: string;
 }
 
 /**
@@ -26,7 +28,7 @@ export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox =
     const a = agentOf(r);
     return { agentId: a.agentId, tier: a.tier };
   };
-  app.addHook('preValidation', memoryRateLimit(deps.limiter, deps.ratePerMinute));
+  app.addHook('preValidation', memoryRateLimit(deps.limiter, deps.ratePerMinute, 'memory', deps.upgradeUrl));
 
   app.get('/v1/memory', {
     schema: { querystring: ListQuery, summary: 'List memory keys (metadata only, never values)', tags: ['memory'] },
