@@ -94,6 +94,29 @@ export function createMemoryStore(db: Db) {
     eb.selectFrom('memory_heads as h').select('h.size_bytes').where('h.agent_id', '=', s.agent).where('h.key', '=', s.key).where(live(s.now)).as('c_live'),
   ]));
 
+  const countersQ = prepared(db, S, (s) => db.selectNoFrom(counterSelects(s.agent, s.month, s.now)));
+  const prevQ = prepared(db, S, (s) => db.selectFrom('memory_heads').select(['version', 'state', 'size_bytes', 'expires_at', 'created_at'])
+    .where('agent_id', '=', s.agent).where('key', '=', s.key));
+  // The write statements, with one sentinel per column value.
+  const W = {
+    agent: '\u0000agent', key: '\u0000key', version: -987_654_321_000_001, value: '\u0000value', size: -987_654_321_000_002,
+    importance: '\u0000importance', rank: -987_654_321_000_003, source: '\u0000source', confidence: -987_654_321_000_004,
+    dstart: -987_654_321_000_005, dend: -987_654_321_000_006, expires: -987_654_321_000_007, now: -987_654_321_000_008,
+    created: -987_654_321_000_009,
+  };
+  const insertVersionQ = prepared(db, W, (w) => db.insertInto('memory_versions').values({
+    agent_id: w.agent, key: w.key, version: w.version, op: 'put', value: w.value, size_bytes: w.size, importance: w.importance,
+    source: w.source, confidence: w.confidence, derived_start: w.dstart, derived_end: w.dend, expires_at: w.expires, created_at: w.now,
+  }));
+  const upsertHeadQ = prepared(db, W, (w) => {
+    const head = {
+      version: w.version, state: 'live', size_bytes: w.size, importance: w.importance, importance_rank: w.rank, source: w.source,
+      confidence: w.confidence, expires_at: w.expires, updated_at: w.now, created_at: w.created,
+    };
+    return db.insertInto('memory_heads').values({ agent_id: w.agent, key: w.key, ...head })
+      .onConflict((oc) => oc.columns(['agent_id', 'key']).doUpdateSet(head));
+  });
+
   return {
     counters: (agentId: string, month: string, now: number) => counters(db, agentId, month, now),
 
@@ -162,26 +185,21 @@ export function createMemoryStore(db: Db) {
           .returning('writes').executeTakeFirst();
         if (!counted) return { version: 0, counters: await counters(trx, v.agentId, month, v.now), outOfWrites: true };
 
-        const prev = await trx.selectFrom('memory_heads').select(['version', 'state', 'size_bytes', 'expires_at', 'created_at'])
-          .where('agent_id', '=', v.agentId).where('key', '=', v.key).executeTakeFirst();
+        const [prev] = await prevQ({ agent: v.agentId, key: v.key, month, now: v.now }, trx);
         const prevLive = prev?.state === 'live';
         const prevLiveNow = prevLive && (prev.expires_at === null || prev.expires_at > v.now);
-        const c = await counters(trx, v.agentId, month, v.now);
+        const [row] = await countersQ({ agent: v.agentId, key: v.key, month, now: v.now }, trx);
+        const c = countersOf(row as never);
         check(prev, c);
 
         const version = (prev?.version ?? 0) + 1;
-        await trx.insertInto('memory_versions').values({
-          agent_id: v.agentId, key: v.key, version, op: 'put', value: v.value, size_bytes: v.sizeBytes,
-          importance: v.importance, source: v.source, confidence: v.confidence, derived_start: v.derivedStart,
-          derived_end: v.derivedEnd, expires_at: v.expiresAt, created_at: v.now,
-        }).execute();
-        const head = {
-          version, state: 'live', size_bytes: v.sizeBytes, importance: v.importance, importance_rank: v.importanceRank,
-          source: v.source, confidence: v.confidence, expires_at: v.expiresAt, updated_at: v.now,
-          created_at: prevLiveNow ? prev.created_at : v.now,
+        const w = {
+          agent: v.agentId, key: v.key, version, value: v.value, size: v.sizeBytes, importance: v.importance, rank: v.importanceRank,
+          source: v.source, confidence: v.confidence, dstart: v.derivedStart, dend: v.derivedEnd, expires: v.expiresAt, now: v.now,
+          created: prevLiveNow ? prev.created_at : v.now,
         };
-        await trx.insertInto('memory_heads').values({ agent_id: v.agentId, key: v.key, ...head })
-          .onConflict((oc) => oc.columns(['agent_id', 'key']).doUpdateSet(head)).execute();
+        await insertVersionQ(w, trx);
+        await upsertHeadQ(w, trx);
         const delta = v.sizeBytes - (prevLive ? prev.size_bytes : 0);
         await trx.insertInto('memory_agents').values({ agent_id: v.agentId, storage_bytes: delta, live_keys: 1 })
           .onConflict((oc) => oc.column('agent_id').doUpdateSet({
