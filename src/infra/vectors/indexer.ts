@@ -147,16 +147,20 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
 
     start(): void {
       if (timer || stopped) return;
+      let failures = 0;
       const tick = async () => {
         timer = undefined;
         let n = 0;
         try {
           n = await step();
+          failures = 0;
         } catch (e) {
-          o.log?.('vector indexing failed; will retry', e);
+          // Embedder or database away: back off (up to a minute) rather than log every interval.
+          if (failures++ === 0) o.log?.('vector indexing failed; retrying with backoff', e);
         }
         if (!stopped) {
-          timer = setTimeout(tick, n > 0 ? 0 : o.intervalMs);
+          const delay = failures > 0 ? Math.min(60_000, o.intervalMs * 2 ** failures) : n > 0 ? 0 : o.intervalMs;
+          timer = setTimeout(tick, delay);
           timer.unref();
         }
       };
