@@ -21,7 +21,6 @@ import { mcpRoutes } from './modules/mcp/routes';
 import { createMemoryModule } from './modules/memory/module';
 import { createCommonsModule } from './modules/commons/module';
 import { createVectorRuntime } from './infra/vectors/runtime';
-import { loadVectorExtension } from './infra/vectors';
 import { createBillingModule } from './modules/billing/module';
 import { createUsageModule } from './modules/usage/module';
 import { createSearchModule } from './modules/search/module';
@@ -59,8 +58,6 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     : { level: config.core.logLevel, redact: { paths: REDACT, censor: '[redacted]' }, ...(typeof opts.logger === 'object' ? opts.logger : {}) };
 
   const database = openDatabase({ databaseUrl: config.core.databaseUrl, dataDir: config.core.dataDir, poolMax: config.core.databasePoolMax });
-  // sqlite-vec before migrations: the migrator introspects every table, vec0 ones included.
-  loadVectorExtension(database);
   try {
     await migrateToLatest(database.db);
   } catch (e) {
@@ -80,12 +77,13 @@ export async function buildApp(opts: AppOptions): Promise<App> {
 
   // ---- services (each module's service takes narrow dependencies) ----
   const identity = createIdentityService({
-    store: createIdentityStore(database.db),
+    store: createIdentityStore(database.db, database.sqlite),
     clock,
     baseUrl: config.core.baseUrl,
     challengeTtlSeconds: config.core.challengeTtlSeconds,
     affiliationSecret: config.core.affiliationSecret,
     foundingPeriodEnd: config.core.foundingPeriodEnd,
+    authCacheMs: config.core.authCacheMs,
   });
   const envelope = createEnvelopeBuilder(config.core, clock, () => identity.communityStats());
 

@@ -13,6 +13,7 @@ export const coreSettings = group('Core', {
   instanceId: optionalStr('SVC_INSTANCE_ID', 'Name of this instance in `_svc.served_by`. Default: host name and process id.'),
   termsUrl: optionalUrl('SVC_TERMS_URL', 'Terms of service address. Default: <base>/terms.'),
   termsVersion: str('SVC_TERMS_VERSION', '2026-11-01', 'Version (a date) of the terms, echoed as `_svc.terms_version`.'),
+  authCacheMs: int('SVC_AUTH_CACHE_MS', 2000, 'How long an instance may reuse a verified API key or session lookup (milliseconds; 0 disables). Revocation on the same instance takes effect at once; other instances see it within this time.', { min: 0, max: 60_000 }),
   challengeTtlSeconds: int('SVC_CHALLENGE_TTL_SECONDS', 300, 'Lifetime of a passport challenge nonce.', { min: 10, max: 3600 }),
   affiliationSecret: optionalStr('SVC_AFFILIATION_SECRET', 'HMAC secret for declared_affiliation_token (format `<org>.<hex hmac-sha256(org)>`). Unset: every token is ignored.'),
   redisUrl: optionalUrl('REDIS_URL', 'Redis for rate limits and caches shared across instances. Unset: in-process.', ['redis:', 'rediss:']),

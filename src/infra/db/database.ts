@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { loadVectorExtension } from '../vectors/sqlite-vec';
 import type { Database } from './schema';
 import type { Engine } from './dialect';
 
@@ -14,8 +15,10 @@ pg.types.setTypeParser(1700, (v) => Number(v));
 export interface DatabaseHandle {
   db: Kysely<Database>;
   engine: Engine;
-  /** The raw better-sqlite3 connection (SQLite only): used to load sqlite-vec. */
+  /** The raw better-sqlite3 connection (SQLite only). */
   sqlite?: SQLite.Database;
+  /** Why sqlite-vec could not be loaded (SQLite only; vector search then scans exactly). */
+  vectorExtensionError?: string;
   /** The pg pool (PostgreSQL only). */
   pool?: pg.Pool;
   close(): Promise<void>;
@@ -43,6 +46,36 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { db, engine: 'sqlite', sqlite, close: () => db.destroy() };
+  // sqlite-vec before migrations: once a vec0 table exists, schema introspection needs the module.
+  const vectorExtensionError = loadVectorExtension({ engine: 'sqlite', sqlite });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  return { db, engine: 'sqlite', sqlite, vectorExtensionError, close: () => db.destroy() };
+}
+
+/**
+ * Kysely's SQLite driver calls `prepare(sql)` for every query; preparing costs more than running a
+ * key lookup. This wrapper hands Kysely a cached statement per SQL text (bounded; least recently
+ * used evicted). Kysely runs one query at a time on the connection and never leaves an iterator
+ * open between calls except when streaming, which svc does not use on SQLite.
+ */
+function withStatementCache(sqlite: SQLite.Database, max = 500): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = (sql: string): SQLite.Statement => {
+    let stmt = cache.get(sql);
+    if (stmt) {
+      cache.delete(sql);
+    } else {
+      stmt = sqlite.prepare(sql);
+      if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+    }
+    cache.set(sql, stmt);
+    return stmt;
+  };
+  return new Proxy(sqlite, {
+    get(target, prop, receiver) {
+      if (prop === 'prepare') return prepare;
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { agentOf } from '../../http/auth';
 import type { EnvelopeBuilder } from '../../http/envelope';
 import {
-  AgentIdParams, ChallengeBody, ChallengeValidationCodes, RegisterBody, RegisterValidationCodes, VerifyBody,
+  AgentIdParams, ChallengeBody, ChallengeValidationCodes, MeResponse, RegisterBody, RegisterValidationCodes, VerifyBody,
 } from './schemas';
 import type { IdentityService } from './service';
 
@@ -46,7 +46,7 @@ export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypeb
     return reply.code(201).send(body);
   });
 
-  app.get('/v1/me', { schema: { summary: 'The authenticated agent record' }, config: { auth: 'key' } }, async (request) =>
+  app.get('/v1/me', { schema: { summary: 'The authenticated agent record', response: { 200: MeResponse } }, config: { auth: 'key' } }, async (request) =>
     identity.me(agentOf(request)),
   );
 

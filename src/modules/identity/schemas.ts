@@ -42,3 +42,32 @@ export const ChallengeValidationCodes = {
   'body.challenge_id': { status: 422, code: 'CHALLENGE_ID_REQUIRED', message: 'challenge_id is required' },
   'body.signature': { status: 422, code: 'PASSPORT_SIGNATURE_REQUIRED', message: 'signature is required: base64 of the raw Ed25519 signature' },
 };
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+/** GET /v1/me: the agent record. Declared so the response is serialised by a compiled serialiser. */
+export const MeResponse = Type.Object({
+  status: Type.String(),
+  agent_id: Type.String(),
+  agent_name: Type.String(),
+  owner_identifier: Type.String(),
+  did: Type.String(),
+  tier: Type.String(),
+  tier_label: Type.String(),
+  tier_description: Type.String(),
+  account_status: Type.String(),
+  frozen: Type.Boolean(),
+  referral_code: Type.String({ description: 'Equals agent_id' }),
+  referral_agent: Nullable(Type.String()),
+  referral_status: Nullable(Type.String()),
+  trust_levels: Type.Array(Type.String(), { description: 'Platform-derived: floor, ephemeral, staked, sponsored, established' }),
+  verified_capabilities: Type.Array(Type.String()),
+  registration_source: Nullable(Type.String()),
+  agent_card_url: Nullable(Type.String()),
+  affiliation: Nullable(Type.String()),
+  recovery_enrolled: Type.Boolean(),
+  covenant_template_id: Nullable(Type.String()),
+  authenticated_with: Type.Object({ kind: Type.String(), scopes: Type.Array(Type.String()) }),
+  passport_url: Type.String(),
+  created_at: Type.String(),
+});

@@ -37,12 +37,15 @@ export interface IdentityDeps {
   challengeTtlSeconds: number;
   affiliationSecret?: string;
   foundingPeriodEnd: string;
+  /** Milliseconds a verified token lookup may be reused (0 = every request reads the database). */
+  authCacheMs?: number;
 }
 
 const DAY = 86_400_000;
 
 export function createIdentityService(deps: IdentityDeps) {
   const { store, clock } = deps;
+  const authCache = createAuthCache(deps.authCacheMs ?? 0);
 
   function parseRecoveryKey(pem: string): string {
     if (!pem.trim().startsWith('-----BEGIN')) {
@@ -169,18 +172,23 @@ export function createIdentityService(deps: IdentityDeps) {
 
     async authenticate(token: string): Promise<AuthContext | undefined> {
       if (!token.startsWith(API_KEY_PREFIX) || token.length > 200) return undefined;
-      const row = await store.lookupKey(sha256hex(token));
-      if (!row || row.status !== 'active') return undefined;
+      const digest = sha256hex(token);
       const now = clock.now();
+      const hit = authCache.get(digest, now);
+      if (hit) return hit.expiresAt !== null && hit.expiresAt <= now ? undefined : hit.ctx;
+      const row = await store.lookupKey(digest);
+      if (!row || row.status !== 'active') return undefined;
       if (row.expires_at !== null && row.expires_at <= now) return undefined;
       if (row.kind === 'session' && row.passport_revoked_at !== null) return undefined;
-      return {
+      const ctx: AuthContext = {
         agentId: row.agent_id,
         keyKind: row.kind as KeyKind,
         scopes: JSON.parse(row.scopes) as string[],
         tier: row.tier,
         createdAt: row.agent_created_at,
       };
+      authCache.set(digest, { ctx, expiresAt: row.expires_at }, now);
+      return ctx;
     },
 
     async getAgent(agentId: string) {
@@ -188,11 +196,11 @@ export function createIdentityService(deps: IdentityDeps) {
     },
 
     async me(auth: AuthContext) {
-      const [agent, scoped] = await Promise.all([
-        store.agentProfile(auth.agentId),
-        store.activeScopedKeyScopes(auth.agentId, clock.now()),
-      ]);
+      const now = clock.now();
+      const agent = await store.agentProfile(auth.agentId, now);
       if (!agent) throw new ApiError(401, 'INVALID_API_KEY', 'The agent of this key no longer exists');
+      // Scoped keys are rare: read their scopes only when the agent has any.
+      const scoped = Number(agent.scoped_key_count) > 0 ? await store.activeScopedKeyScopes(auth.agentId, now) : [];
       const tier = tierOf(agent.tier);
       return {
         status: 'success',
@@ -306,6 +314,7 @@ export function createIdentityService(deps: IdentityDeps) {
       if (!(await store.revokePassport(auth.agentId, now))) {
         throw new ApiError(409, 'PASSPORT_REVOKED', 'This passport is already revoked');
       }
+      authCache.clear();
       return { status: 'success', agent_id: auth.agentId, revoked_at: iso(now) };
     },
 
@@ -339,3 +348,32 @@ export function createIdentityService(deps: IdentityDeps) {
 }
 
 export type IdentityService = ReturnType<typeof createIdentityService>;
+
+/**
+ * Verified token lookups, reused for a short time so an authenticated request does not pay a
+ * database read each time. Bounded; the oldest entry goes first. Only successful lookups are kept
+ * (an unknown token always reads the database).
+ */
+function createAuthCache(ttlMs: number, max = 10_000) {
+  const entries = new Map<string, { value: { ctx: AuthContext; expiresAt: number | null }; until: number }>();
+  return {
+    get(digest: string, now: number) {
+      if (ttlMs <= 0) return undefined;
+      const e = entries.get(digest);
+      if (!e) return undefined;
+      if (e.until <= now) {
+        entries.delete(digest);
+        return undefined;
+      }
+      return e.value;
+    },
+    set(digest: string, value: { ctx: AuthContext; expiresAt: number | null }, now: number) {
+      if (ttlMs <= 0) return;
+      if (entries.size >= max) entries.delete(entries.keys().next().value as string);
+      entries.set(digest, { value, until: now + ttlMs });
+    },
+    clear() {
+      entries.clear();
+    },
+  };
+}

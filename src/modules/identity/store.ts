@@ -1,4 +1,6 @@
+import type SQLite from 'better-sqlite3';
 import type { Kysely, Transaction } from 'kysely';
+import { prepared } from '../../infra/db/prepared';
 import type { Database } from '../../infra/db/schema';
 import type { AgentsTable, ApiKeysTable, PassportChallengesTable, PassportsTable } from '../../infra/db/tables/core';
 
@@ -24,7 +26,34 @@ export interface KeyLookup {
 }
 
 /** SQL of the identity module. Every per-agent query is keyed by agent_id. */
-export function createIdentityStore(db: Kysely<Database>) {
+export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Database) {
+  // Hot queries (every authenticated request; GET /v1/me) are compiled once.
+  const S = { hash: '\u0000hash', agent: '\u0000agent', now: -987_654_321_012_345 };
+  const lookupKeyQ = prepared(db, S, (s) => db
+    .selectFrom('api_keys as k')
+    .innerJoin('agents as a', 'a.agent_id', 'k.agent_id')
+    .leftJoin('passports as p', 'p.agent_id', 'k.agent_id')
+    .select([
+      'k.agent_id', 'k.kind', 'k.scopes', 'k.expires_at', 'a.tier', 'a.status',
+      'a.created_at as agent_created_at', 'p.revoked_at as passport_revoked_at',
+    ])
+    .where('k.key_hash', '=', s.hash)
+    .where('k.revoked_at', 'is', null), sqlite);
+  const profileQ = prepared(db, S, (s) => db
+    .selectFrom('agents as a')
+    .leftJoin('covenants as c', (j) => j.onRef('c.agent_id', '=', 'a.agent_id').on('c.superseded_at', 'is', null))
+    .leftJoin('recovery_keys as r', 'r.agent_id', 'a.agent_id')
+    .leftJoin('referrals as f', 'f.referred_agent_id', 'a.agent_id')
+    .selectAll('a')
+    .select((eb) => [
+      'c.template_id as covenant_template_id', 'r.agent_id as recovery_agent_id', 'f.status as referral_status',
+      eb.selectFrom('api_keys as k').select((e) => e.fn.countAll<number>().as('n'))
+        .where('k.agent_id', '=', s.agent).where('k.kind', '=', 'scoped').where('k.revoked_at', 'is', null)
+        .where((w) => w.or([w('k.expires_at', 'is', null), w('k.expires_at', '>', s.now)]))
+        .as('scoped_key_count'),
+    ])
+    .where('a.agent_id', '=', s.agent), sqlite);
+
   return {
     db,
 
@@ -53,17 +82,9 @@ export function createIdentityStore(db: Kysely<Database>) {
       return db.selectFrom('agents').selectAll().where('agent_id', '=', agentId).executeTakeFirst();
     },
 
-    /** The agent with its active covenant, recovery enrolment and referral, in one read (GET /v1/me). */
-    agentProfile(agentId: string) {
-      return db
-        .selectFrom('agents as a')
-        .leftJoin('covenants as c', (j) => j.onRef('c.agent_id', '=', 'a.agent_id').on('c.superseded_at', 'is', null))
-        .leftJoin('recovery_keys as r', 'r.agent_id', 'a.agent_id')
-        .leftJoin('referrals as f', 'f.referred_agent_id', 'a.agent_id')
-        .selectAll('a')
-        .select(['c.template_id as covenant_template_id', 'r.agent_id as recovery_agent_id', 'f.status as referral_status'])
-        .where('a.agent_id', '=', agentId)
-        .executeTakeFirst();
+    /** The agent with its active covenant, recovery enrolment, referral and scoped-key count, in one read (GET /v1/me). */
+    async agentProfile(agentId: string, now: number) {
+      return (await profileQ({ agent: agentId, now, hash: null }))[0];
     },
 
     findPassport(agentId: string) {
@@ -71,18 +92,8 @@ export function createIdentityStore(db: Kysely<Database>) {
     },
 
     /** One indexed read per authenticated request: key, agent and passport state together. */
-    lookupKey(keyHash: string): Promise<KeyLookup | undefined> {
-      return db
-        .selectFrom('api_keys as k')
-        .innerJoin('agents as a', 'a.agent_id', 'k.agent_id')
-        .leftJoin('passports as p', 'p.agent_id', 'k.agent_id')
-        .select([
-          'k.agent_id', 'k.kind', 'k.scopes', 'k.expires_at', 'a.tier', 'a.status',
-          'a.created_at as agent_created_at', 'p.revoked_at as passport_revoked_at',
-        ])
-        .where('k.key_hash', '=', keyHash)
-        .where('k.revoked_at', 'is', null)
-        .executeTakeFirst();
+    async lookupKey(keyHash: string): Promise<KeyLookup | undefined> {
+      return (await lookupKeyQ({ hash: keyHash, agent: null, now: null }))[0] as KeyLookup | undefined;
     },
 
     activeScopedKeyScopes(agentId: string, now: number) {

@@ -7,7 +7,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { MemoryHeadsTable } from '../../infra/db/tables/memory';
 import { createWriteBatcher } from './batcher';
-import { prepared } from './prepared';
+import { prepared } from '../../infra/db/prepared';
 
 export type Db = Kysely<Database>;
 export type Trx = Transaction<Database>;

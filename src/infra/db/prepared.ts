@@ -4,20 +4,30 @@
  * and each call only substitutes the real values into the compiled parameter list (same SQL text,
  * so the driver and the database see exactly what the builder would produce).
  */
+import type SQLite from 'better-sqlite3';
 import { CompiledQuery, type Compilable, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../../infra/db/schema';
+import type { Database } from './schema';
 
 export function prepared<S extends Record<string, string | number>, R>(
   db: Kysely<Database>,
   sentinels: S,
   build: (s: S) => Compilable<R>,
+  /**
+   * SQLite only, read-only lookups only: run the statement straight on the better-sqlite3
+   * connection, skipping Kysely's per-query connection hand-off (~10 µs). svc has a single SQLite
+   * connection, so such a read can observe rows written by a transaction that is open at that moment
+   * (never a torn row). Use it only where that is harmless (auth and profile lookups).
+   */
+  direct?: SQLite.Database,
 ): (values: { [K in keyof S]: S[K] extends number ? number | null : string | null }, q?: Kysely<Database> | Transaction<Database>) => Promise<R[]> {
   const compiled = build(sentinels).compile();
   const names = Object.keys(sentinels) as (keyof S)[];
   // Each parameter is either a sentinel (replaced per call) or a constant of the query ('live').
   const slots = compiled.parameters.map((p) => ({ name: names.find((n) => sentinels[n] === p), constant: p }));
-  return async (values, q = db) => {
+  const stmt = direct?.prepare(compiled.sql);
+  return async (values, q) => {
     const params = slots.map((s) => (s.name === undefined ? s.constant : values[s.name]));
-    return (await q.executeQuery<R>(CompiledQuery.raw(compiled.sql, params))).rows;
+    if (stmt && q === undefined) return stmt.all(params) as R[];
+    return (await (q ?? db).executeQuery<R>(CompiledQuery.raw(compiled.sql, params))).rows;
   };
 }
