@@ -108,10 +108,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     agents: { tierOf: async (id) => (await identity.getAgent(id))?.tier },
   });
   await app.register(billing.routes);
-  const memory = createMemoryModule({ config, database, clock, vectors, meter: billing.memoryMeter, log: (msg, err) => app.log.error({ err }, msg) });
+  const memory = createMemoryModule({ config, database, clock, vectors, envelope, meter: billing.memoryMeter, log: (msg, err) => app.log.error({ err }, msg) });
   await app.register(memory.routes);
   const commons = createCommonsModule({ config, database, clock, limiter: memory.limiter, vectors });
   await app.register(commons.routes);
+  billing.setCommons(commons.service);
   // Metering is billing's service; search and browse charge through it (billing's routes can share it).
   const upgradeUrl = config.billing.billingPageUrl ?? `${config.core.baseUrl}/billing`;
   const metering = billing.metering;

@@ -2,14 +2,14 @@
 import type { Metering } from './metering';
 
 export interface MemoryMeterPort {
-  chargeWrite(agentId: string): Promise<{ refund(): Promise<void> }>;
+  chargeWrite(agentId: string): Promise<{ refund(): Promise<void>; usage?: Record<string, unknown> }>;
 }
 
 export function memoryMeterFrom(metering: Metering): MemoryMeterPort {
   return {
     async chargeWrite(agentId) {
       const charge = await metering.charge(agentId, 'memory_write');
-      return { refund: () => charge.refund() };
+      return { refund: () => charge.refund(), usage: { ...charge.usage } };
     },
   };
 }

@@ -9,6 +9,7 @@ import type { Clock } from '../../lib/clock';
 import type { VectorRuntime } from '../../infra/vectors/runtime';
 import type { MemoryMeter } from './ports';
 import { memoryRoutes } from './routes';
+import type { EnvelopeBuilder } from '../../http/envelope';
 import { createMemorySemantic, MEMORY_COLLECTION, memoryTextSource } from './semantic';
 import { createMemoryService } from './service';
 import { createMemoryStore } from './store';
@@ -19,6 +20,8 @@ export interface MemoryModuleDeps {
   database: DatabaseHandle;
   clock: Clock;
   meter?: MemoryMeter;
+  /** Builds `_svc` on metered responses. */
+  envelope?: EnvelopeBuilder;
   /** Embedder, vector index and indexer shared with other modules; search answers 503 without an embedder. */
   vectors?: VectorRuntime;
   /** Shared limiter (created here when absent). */
@@ -53,6 +56,7 @@ export function createMemoryModule(deps: MemoryModuleDeps) {
     service,
     limiter,
     routes: memoryRoutes({
+      envelope: deps.envelope,
       memory: service, limiter, ratePerMinute: config.memory.memoryRatePerMinute, bodyLimitBytes: config.memory.memoryBodyLimitBytes, upgradeUrl,
     }),
     async close() {

@@ -6,7 +6,8 @@ import type { Trx } from './store';
  * refund() is called if the write then fails, so an agent never pays for a write that did not happen.
  */
 export interface MemoryMeter {
-  chargeWrite(agentId: string): Promise<{ refund(): Promise<void> }>;
+  /** `usage` is billing's `_svc.usage` after this charge (credits remaining, tier label, ...). */
+  chargeWrite(agentId: string): Promise<{ refund(): Promise<void>; usage?: Record<string, unknown> }>;
 }
 
 /** Semantic side of memory (semantic.ts): vectors kept in step with the ledger through an outbox. */

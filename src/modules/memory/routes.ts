@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { agentOf } from '../../http/auth';
+import type { EnvelopeBuilder } from '../../http/envelope';
 import type { RateLimiter } from '../../infra/limits';
 import { memoryRateLimit } from './rate-limit';
 import {
@@ -15,6 +16,8 @@ export interface MemoryRouteDeps {
   bodyLimitBytes: number;
   /** Carried by limit errors (spec: Errors). */
   upgradeUrl?: string;
+  /** Builds `_svc` for the metered PUT response. */
+  envelope?: EnvelopeBuilder;
 }
 
 /**
@@ -54,7 +57,13 @@ export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox =
     bodyLimit: deps.bodyLimitBytes,
     schema: { params: KeyParams, body: PutBody, summary: 'Store a JSON value under a key (appends a ledger version)', tags: ['memory'] },
     config: { auth: 'key', validationCodes: PutValidationCodes },
-  }, async (request) => memory.put(caller(request), request.params.key, request.body));
+  }, async (request) => {
+    const a = caller(request);
+    const { svcUsage, ...body } = await memory.put(a, request.params.key, request.body);
+    // A memory write is metered: its response carries `_svc` with billing's usage (spec: Response envelope).
+    if (!deps.envelope) return body;
+    return { ...body, _svc: await deps.envelope.build({ fields: svcUsage ? { usage: svcUsage } : {} }) };
+  });
 
   app.get('/v1/memory/:key', {
     schema: { params: KeyParams, summary: 'Read the latest live value of a key', tags: ['memory'] },

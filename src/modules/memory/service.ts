@@ -134,6 +134,8 @@ export function createMemoryService(deps: MemoryServiceDeps) {
         version: result.version,
         expires_at: input.ttl ? iso(now + input.ttl * 1000) : null,
         usage: usageOf(result.counters, tier),
+        /** Billing's `_svc.usage` of this write (undefined when metering is off); the route puts it in `_svc`. */
+        svcUsage: charge?.usage,
       };
     },
 
