@@ -105,7 +105,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // Billing owns metering: memory writes, search, browse and parse charge through billing.metering.
   const billing = createBillingModule({
     config, database, clock, log: (msg, err) => app.log.error({ err }, msg),
-    agents: { tierOf: async (id) => (await identity.getAgent(id))?.tier },
+    agents: { tierOf: async (id) => (await identity.getAgent(id))?.tier, setTier: (id, tier) => identity.setTier(id, tier) },
   });
   await app.register(billing.routes);
   const memory = createMemoryModule({ config, database, clock, vectors, envelope, meter: billing.memoryMeter, log: (msg, err) => app.log.error({ err }, msg) });

@@ -22,3 +22,16 @@ test('a memory write is metered: its response carries _svc with billing usage an
   const get = await t.request('GET', '/v1/memory/envelope.check', { token: a.apiKey });
   expect(get.body._svc).toBeUndefined();
 });
+
+test('a credit purchase lifts the stored tier: /v1/me and memory limits follow the billed tier', async () => {
+  const { billingModuleFor } = await import('../src/modules/billing/module');
+  const a = await t.registerAgent();
+  const before = await t.request('PUT', '/v1/memory/tier.check', { token: a.apiKey, body: { value: 1 } });
+  expect(before.body.usage.ops_remaining).toBe(999);
+  await billingModuleFor(t.config)!.credits.add(a.agentId, { kind: 'purchase', units: 1_000_000, ref: `test-purchase-${a.agentId}` });
+  const me = await t.request('GET', '/v1/me', { token: a.apiKey });
+  expect(me.body.tier).toBe('mission'); // 100 USD of lifetime purchases reaches mission (docs/billing.md)
+  const after = await t.request('PUT', '/v1/memory/tier.check', { token: a.apiKey, body: { value: 2 } });
+  expect(after.status).toBe(200);
+  expect(after.body._svc.usage.tier_label).toBe(me.body.tier_label);
+});

@@ -16,14 +16,19 @@ export interface GrantInput {
   ref: string;
 }
 
-export function createCredits(deps: { store: BillingStore; clock: Clock }) {
+export function createCredits(deps: {
+  store: BillingStore;
+  clock: Clock;
+  /** Called after a purchase lands, with the new lifetime total, so the agent's tier can follow it. */
+  onPurchase?: (agentId: string, lifetimePurchaseUnits: number) => Promise<void>;
+}) {
   const { store, clock } = deps;
   return {
     /** Adds credit once per ref; returns whether it was added now and the balance after. */
     async add(agentId: string, g: GrantInput): Promise<{ added: boolean; balance: Balance }> {
       if (!Number.isSafeInteger(g.units) || g.units <= 0) throw new Error('credit to add must be a positive integer of units');
       const now = clock.now();
-      return store.withLocks([agentId], now, async (trx, accounts) => {
+      const result = await store.withLocks([agentId], now, async (trx, accounts) => {
         const account = accounts.get(agentId)!;
         const added = await addLot(trx, {
           agentId, kind: g.kind, units: g.units, ref: g.ref, now, expiresAt: g.kind === 'purchase' ? null : g.expiresAt ?? null,
@@ -36,8 +41,10 @@ export function createCredits(deps: { store: BillingStore; clock: Clock }) {
           if (account.topup_dip_open === 1 && balance.units >= account.auto_topup_threshold_units) patch.topup_dip_open = 0;
           if (Object.keys(patch).length) await store.updateAccount(trx, agentId, patch, now);
         }
-        return { added, balance };
+        return { added, balance, lifetime: account.lifetime_purchase_units + (added && g.kind === 'purchase' ? g.units : 0) };
       });
+      if (result.added && g.kind === 'purchase' && deps.onPurchase) await deps.onPurchase(agentId, result.lifetime);
+      return { added: result.added, balance: result.balance };
     },
 
     balance(agentId: string): Promise<Balance> {

@@ -67,7 +67,11 @@ export interface Metering {
 }
 
 /** Narrow ports: the agent's stored tier (identity) and the commons statistics (commons module, optional). */
-export interface AgentTierPort { tierOf(agentId: string): Promise<string | undefined> }
+export interface AgentTierPort {
+  tierOf(agentId: string): Promise<string | undefined>;
+  /** Records a new stored tier (identity owns the agent record). */
+  setTier?(agentId: string, tier: string): Promise<void>;
+}
 export interface CommonsStatsPort { stats(agentId: string): Promise<{ size: number; contributions: number }> }
 
 export interface LowBalance { agentId: string; account: Account; balanceUnits: Units; /** The charge that opened the dip. */ chargeId: string }

@@ -3,6 +3,7 @@
  * memory adapter, Stripe (when configured), referrals with their timer, and the routes.
  * Ports set later by app.ts (`setCommons`, `setStorage`) let other modules feed the snapshot.
  */
+import { effectiveTier } from '../../lib/tiers';
 import type { Config } from '../../config';
 import type { DatabaseHandle } from '../../infra/db/database';
 import { paymentsFromConfig, type PaymentsGateway } from '../../infra/payments';
@@ -49,7 +50,17 @@ export function createBillingModule(deps: BillingModuleDeps) {
   const base = config.core.baseUrl;
   const billingPageUrl = config.billing.billingPageUrl ?? `${base}/billing`;
   const store = createBillingStore(deps.database.db);
-  const credits = createCredits({ store, clock });
+  // A purchase can lift a credit tier (spark, sprint, ...): the agent record follows, so every module
+  // that reads the authenticated tier sees the billed one.
+  const credits = createCredits({
+    store, clock,
+    onPurchase: async (agentId, lifetime) => {
+      const stored = await deps.agents.tierOf(agentId);
+      if (stored === undefined || !deps.agents.setTier) return;
+      const next = effectiveTier(stored, lifetime).name;
+      if (next !== stored) await deps.agents.setTier(agentId, next);
+    },
+  });
   const payments = deps.payments ?? paymentsFromConfig(config.billing);
   let commons: CommonsStatsPort | undefined;
   let storage: StorageUsagePort | undefined;

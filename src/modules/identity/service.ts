@@ -191,6 +191,12 @@ export function createIdentityService(deps: IdentityDeps) {
       return ctx;
     },
 
+    /** Billing moves an agent between tiers (credit purchases); cached token lookups pick it up. */
+    async setTier(agentId: string, tier: string) {
+      await store.updateTier(agentId, tier, clock.now());
+      authCache.clear();
+    },
+
     async getAgent(agentId: string) {
       return store.findAgent(agentId);
     },

@@ -118,6 +118,10 @@ export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Databa
       });
     },
 
+    async updateTier(agentId: string, tier: string, now: number): Promise<void> {
+      await db.updateTable('agents').set({ tier, updated_at: now }).where('agent_id', '=', agentId).execute();
+    },
+
     insertKey(key: ApiKeysTable) {
       return db.insertInto('api_keys').values(key).execute();
     },
