@@ -22,7 +22,9 @@ async function start(metered: boolean) {
   const svc = await buildApp({ config, logger: false });
   const url = await svc.app.listen({ host: '127.0.0.1', port: 0 });
   const agent = await registerAgent(url, `bench-${metered ? 'metered' : 'free'}-${process.pid}`);
-  if (metered) await billingModuleFor(config)!.credits.add(agent.agentId, { kind: 'purchase', units: credits(10_000_000), ref: `bench:${agent.agentId}` });
+  // Both agents buy credit, which lifts them to a credit tier with no hard monthly write cap, so both
+  // sides measure real writes (the free tier stops at 1,000 writes per UTC month).
+  await billingModuleFor(config)!.credits.add(agent.agentId, { kind: 'purchase', units: credits(10_000_000), ref: `bench:${agent.agentId}` });
   return {
     url, agent, config,
     async close() {
