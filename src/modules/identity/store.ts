@@ -154,20 +154,6 @@ export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Databa
       return db.deleteFrom('passport_challenges').where('expires_at', '<', before).execute();
     },
 
-    activeCovenant(agentId: string) {
-      return db
-        .selectFrom('covenants')
-        .select(['template_id', 'params', 'bound_at'])
-        .where('agent_id', '=', agentId)
-        .where('superseded_at', 'is', null)
-        .orderBy('bound_at', 'desc')
-        .executeTakeFirst();
-    },
-
-    hasRecoveryKey(agentId: string) {
-      return db.selectFrom('recovery_keys').select('agent_id').where('agent_id', '=', agentId).executeTakeFirst();
-    },
-
     findReferral(agentId: string) {
       return db.selectFrom('referrals').selectAll().where('referred_agent_id', '=', agentId).executeTakeFirst();
     },
