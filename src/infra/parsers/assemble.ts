@@ -5,7 +5,7 @@
  * every format gets the same text layout, limits and chunking.
  */
 import { Budget } from './budget';
-import { chunkRows, chunkText, rowText, type ChunkOptions } from './chunk';
+import { chunkRowLines, chunkText, isBlankRow, rowText, type ChunkOptions } from './chunk';
 import type { Chunk, ChunkLocation, ParseKind, ParseMetadata, ParseResult, ParsedSheet, ParsedTable, TableSource } from './types';
 
 export interface TextBlock {
@@ -55,7 +55,7 @@ export interface Extracted {
 const separator = '\n\n';
 const maxWarnings = 20;
 
-interface Span { block: number; start: number; end: number; rowStarts?: number[] }
+interface Span { block: number; start: number; end: number; rowStarts?: number[]; lines?: string[] }
 
 export function assemble(kind: ParseKind, x: Extracted, budget: Budget, meta: { content_type: string; size_bytes: number }, chunking: ChunkOptions = {}): ParseResult {
   const limit = budget.limits.maxTextChars;
@@ -83,15 +83,21 @@ export function assemble(kind: ParseKind, x: Extracted, budget: Budget, meta: { 
     } else {
       if (block.rows.length === 0) continue;
       if (room <= 0) { budget.truncate('text'); break; }
+      // Each row's text is built once: for the full text here and for its chunks below.
       const rowStarts: number[] = [];
-      let body = '';
+      const lines: string[] = [];
+      let length = 0;
       let n = 0;
       for (; n < block.rows.length; n++) {
-        const line = (n > 0 ? '\n' : '') + rowText(block.rows[n]!);
-        if (body.length + line.length > room) break;
-        rowStarts.push(body.length + (n > 0 ? 1 : 0));
-        body += line;
+        const line = rowText(block.rows[n]!);
+        const sep = n > 0 ? 1 : 0;
+        if (length + sep + line.length > room) break;
+        lines.push(line);
+        length += sep;
+        rowStarts.push(length);
+        length += line.length;
       }
+      const body = lines.join('\n');
       const table: TableBlock = n < block.rows.length
         ? { ...block, rows: block.rows.slice(0, n), row_numbers: block.row_numbers.slice(0, n), truncated: true }
         : block;
@@ -99,7 +105,7 @@ export function assemble(kind: ParseKind, x: Extracted, budget: Budget, meta: { 
       if (n === 0) break;
       text += sep;
       const start = text.length;
-      spans.push({ block: kept.length, start, end: start + body.length, rowStarts: rowStarts.map((r) => r + start) });
+      spans.push({ block: kept.length, start, end: start + body.length, rowStarts: rowStarts.map((r) => r + start), lines });
       keptIndex.set(original, kept.length);
       kept.push(table);
       text += body;
@@ -177,10 +183,12 @@ function buildChunks(text: string, blocks: Block[], spans: Span[], tableOfBlock:
     if (block.type === 'table') {
       const table = tableOfBlock.get(span.block)!;
       const header = block.header && block.rows.length > 1 ? block.rows[0]! : undefined;
-      const body = header ? block.rows.slice(1) : block.rows;
       const offset = header ? 1 : 0;
-      const context = [block.caption ?? '', header ? rowText(header) : ''];
-      for (const c of chunkRows(body, context, options)) {
+      const lines = span.lines!;
+      const context = [block.caption ?? '', header ? lines[0]! : ''];
+      const body: (string | undefined)[] = [];
+      for (let r = offset; r < block.rows.length; r++) body.push(isBlankRow(block.rows[r]!) ? undefined : lines[r]);
+      for (const c of chunkRowLines(body, context, options)) {
         const first = c.first + offset;
         const last = c.last + offset;
         const start = span.rowStarts![first]!;

@@ -23,6 +23,16 @@ export class Budget {
     return this.textUsed >= this.limits.maxTextChars;
   }
 
+  /**
+   * Why takeRow would refuse any non-empty row now (the row or text budget is spent), or undefined
+   * while rows can still be kept. Lets an extractor skip building text that would be dropped.
+   */
+  get full(): TruncationReason | undefined {
+    if (this.rowsKept >= this.limits.maxRows) return 'rows';
+    if (this.textFull) return 'text';
+    return undefined;
+  }
+
   truncate(reason: TruncationReason): void {
     this.reasons.add(reason);
   }

@@ -140,6 +140,20 @@ export function rowText(cells: readonly string[]): string {
  * every chunk. A single row longer than maxChars is cut with chunkText, each piece a chunk of its own.
  */
 export function chunkRows(rows: readonly string[][], context: readonly string[] = [], options: ChunkOptions = {}): RowChunk[] {
+  return chunkRowLines(rows.map((cells) => (isBlankRow(cells) ? undefined : rowText(cells))), context, options);
+}
+
+/** A row whose cells are all empty or whitespace; chunkRows skips it. */
+export function isBlankRow(cells: readonly string[]): boolean {
+  for (const c of cells) if (c.length > 0 && c.trim() !== '') return false;
+  return true;
+}
+
+/**
+ * chunkRows for rows already written as text: `lines[i]` is rowText of row i, or undefined for a
+ * blank row (skipped). For callers that need each row's text anyway, so it is built once.
+ */
+export function chunkRowLines(rowLines: readonly (string | undefined)[], context: readonly string[] = [], options: ChunkOptions = {}): RowChunk[] {
   const { maxChars, targetChars } = resolve(options);
   const prefix = context.filter((line) => line.trim() !== '').join('\n');
   // A header so long it leaves no room for rows is left out rather than overflowing every chunk.
@@ -150,20 +164,20 @@ export function chunkRows(rows: readonly string[][], context: readonly string[] 
   let first = -1;
   let last = -1;
   const flush = () => {
-    if (lines.length > 0) chunks.push({ text: [head, ...lines].filter(Boolean).join('\n'), first, last });
+    if (lines.length > 0) chunks.push({ text: head === '' ? lines.join('\n') : `${head}\n${lines.join('\n')}`, first, last });
     lines = [];
     size = head.length;
     first = -1;
   };
-  rows.forEach((cells, i) => {
-    if (cells.every((c) => c.trim() === '')) return;
-    const line = rowText(cells);
+  for (let i = 0; i < rowLines.length; i++) {
+    const line = rowLines[i];
+    if (line === undefined) continue;
     if (head.length + 1 + line.length > maxChars) {
       flush();
       for (const piece of chunkText(line, { ...options, maxChars: maxChars - head.length - 1 || 1 })) {
         chunks.push({ text: [head, piece.text].filter(Boolean).join('\n'), first: i, last: i });
       }
-      return;
+      continue;
     }
     if (lines.length > 0 && size + 1 + line.length > maxChars) flush();
     if (first < 0) first = i;
@@ -171,7 +185,7 @@ export function chunkRows(rows: readonly string[][], context: readonly string[] 
     lines.push(line);
     size += 1 + line.length;
     if (size >= targetChars) flush();
-  });
+  }
   flush();
   return chunks;
 }

@@ -45,16 +45,38 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
         // Every row element counts toward the hard limit, empty ones too: millions of them cost
         // time even though none is kept.
         if (++scanned > maxSourceRows) throw tooLarge(`XLSX has more than ${maxSourceRows} rows (limit ${maxSourceRows})`);
+        const full = budget.full;
+        if (full !== undefined) {
+          // The budget takes no more rows: the row is only counted (non-empty rows, columns), so
+          // its cells are checked for content without being turned into text.
+          let width = 0;
+          let blank = true;
+          row.eachCell((cell, col) => {
+            if (col > maxColumns) { budget.truncate('columns'); return; }
+            width = col;
+            if (blank && !isBlankCell(cell.value)) blank = false;
+          });
+          if (blank) continue;
+          total++;
+          table.row_count++;
+          if (width > columns) columns = width;
+          budget.truncate(full);
+          table.truncated = true;
+          continue;
+        }
         const cells: string[] = [];
+        let blank = true;
         row.eachCell((cell, col) => {
           if (col > maxColumns) { budget.truncate('columns'); return; }
-          cells[col - 1] = cellText(cell.value);
+          const text = cellText(cell.value);
+          cells[col - 1] = text;
+          if (blank && !isBlank(text)) blank = false;
         });
+        if (blank) continue;
         for (let i = 0; i < cells.length; i++) cells[i] ??= '';
-        if (cells.every((c) => c.trim() === '')) continue;
         total++;
         table.row_count++;
-        columns = Math.max(columns, cells.length);
+        if (cells.length > columns) columns = cells.length;
         const kept = budget.takeRow(cells);
         if (kept === undefined) table.truncated = true;
         else if (kept.length > 0) { table.rows.push(kept); table.row_numbers.push(row.number); }
@@ -109,15 +131,51 @@ export function cellText(value: unknown): string {
   return '';
 }
 
-function formatNumber(n: number): string {
-  if (!Number.isFinite(n)) return String(n);
-  if (Number.isInteger(n)) return String(n);
-  return String(Number(n.toPrecision(15)));
+/** Whether cellText(value) would be blank (empty or whitespace), without building the text. */
+function isBlankCell(value: unknown): boolean {
+  if (value === null || value === undefined) return true;
+  if (typeof value === 'string') return isBlank(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return false;
+  if (value instanceof Date) return Number.isNaN(value.getTime());
+  return isBlank(cellText(value));
 }
 
+function isBlank(text: string): boolean {
+  return text.length === 0 || text.trim().length === 0;
+}
+
+/** Like Excel: integers as they are, other numbers to 15 significant digits. */
+function formatNumber(n: number): string {
+  const s = String(n);
+  if (!Number.isFinite(n) || Number.isInteger(n)) return s;
+  // The shortest round-trip form is already the answer when it has at most 15 significant digits
+  // (rounding to 15 digits and back gives the same number); only longer ones need rounding.
+  let digits = 0;
+  let leading = true;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 101 /* e */) break;
+    if (c < 48 || c > 57 || (leading && c === 48)) continue;
+    leading = false;
+    digits++;
+  }
+  return digits <= 15 ? s : String(Number(n.toPrecision(15)));
+}
+
+const dayMs = 86_400_000;
+const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
+
+/** `YYYY-MM-DD` for a whole day, else ISO 8601 (milliseconds only when there are some). */
 function formatDate(d: Date): string {
-  if (Number.isNaN(d.getTime())) return '';
-  const iso = d.toISOString();
+  const t = d.getTime();
+  if (Number.isNaN(t)) return '';
+  const year = d.getUTCFullYear();
+  if (year >= 1000 && year <= 9999) {
+    if (t % dayMs === 0) return `${year}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}`;
+    const iso = d.toISOString();
+    return t % 1000 === 0 ? `${iso.slice(0, 19)}Z` : iso;
+  }
+  const iso = d.toISOString(); // years before 1000 or after 9999: toISOString's own padding/sign
   if (iso.endsWith('T00:00:00.000Z')) return iso.slice(0, 10);
   return iso.replace(/\.000Z$/, 'Z');
 }
