@@ -12,8 +12,9 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { detectParseKind } from './detect';
 import { corrupt, describeError, mib, ParseFailure, tooLarge } from './errors';
+import type { ParseJob } from './extract';
 import { ParsePool, type PoolOptions } from './pool';
-import { resolveParseLimits, type ParseLimits, type ParseResult } from './types';
+import { resolveParseLimits, type ParseLimits, type ParseResult, type SerializedParse } from './types';
 
 export { detectParseKind } from './detect';
 export { chunkText, chunkRows, rowText, type ChunkOptions, type TextSpan, type RowChunk } from './chunk';
@@ -30,6 +31,12 @@ export interface ParseInput {
 /** The narrow interface the parse module depends on. */
 export interface DocumentParser {
   parse(input: ParseInput, contentType: string, limits?: Partial<ParseLimits>): Promise<ParseResult>;
+  /**
+   * The same parse, the result as JSON text (exactly JSON.stringify of what parse() gives) plus its
+   * chunks: for callers that store or send the result as JSON, which saves cloning a large result
+   * across the process boundary and serializing it again on the server thread.
+   */
+  parseToJson(input: ParseInput, contentType: string, limits?: Partial<ParseLimits>): Promise<SerializedParse>;
   close(): Promise<void>;
 }
 
@@ -41,27 +48,29 @@ export interface DocumentParserOptions extends PoolOptions {
 export function createDocumentParser(options: DocumentParserOptions = {}): DocumentParser {
   const base = resolveParseLimits(options.limits);
   const pool = new ParsePool({ concurrency: Math.min(4, availableParallelism()), ...options });
+  const job = async (input: ParseInput, contentType: string, limits: Partial<ParseLimits>): Promise<ParseJob> => {
+    const kind = detectParseKind(contentType);
+    if (!kind) {
+      throw new ParseFailure('unsupported', `cannot parse content type "${contentType}"; supported: PDF, DOCX, CSV, XLSX`, { code: 'PARSE_UNSUPPORTED_TYPE' });
+    }
+    const effective = resolveParseLimits({ ...base, ...limits });
+    let size: number;
+    try {
+      const info = await stat(input.path);
+      if (!info.isFile()) throw new Error('not a regular file');
+      size = info.size;
+    } catch (e) {
+      throw new ParseFailure('internal', `input file cannot be read: ${describeError(e)}`, { cause: e });
+    }
+    if (size === 0) throw corrupt(`${kind.toUpperCase()} is empty (0 bytes)`);
+    if (size > effective.maxInputBytes) {
+      throw tooLarge(`${kind.toUpperCase()} is ${mib(size)}, over the parse limit of ${mib(effective.maxInputBytes)}`);
+    }
+    return { path: input.path, kind, contentType, sizeBytes: size, limits: effective };
+  };
   return {
-    async parse(input, contentType, limits = {}) {
-      const kind = detectParseKind(contentType);
-      if (!kind) {
-        throw new ParseFailure('unsupported', `cannot parse content type "${contentType}"; supported: PDF, DOCX, CSV, XLSX`, { code: 'PARSE_UNSUPPORTED_TYPE' });
-      }
-      const effective = resolveParseLimits({ ...base, ...limits });
-      let size: number;
-      try {
-        const info = await stat(input.path);
-        if (!info.isFile()) throw new Error('not a regular file');
-        size = info.size;
-      } catch (e) {
-        throw new ParseFailure('internal', `input file cannot be read: ${describeError(e)}`, { cause: e });
-      }
-      if (size === 0) throw corrupt(`${kind.toUpperCase()} is empty (0 bytes)`);
-      if (size > effective.maxInputBytes) {
-        throw tooLarge(`${kind.toUpperCase()} is ${mib(size)}, over the parse limit of ${mib(effective.maxInputBytes)}`);
-      }
-      return pool.run({ path: input.path, kind, contentType, sizeBytes: size, limits: effective });
-    },
+    parse: async (input, contentType, limits = {}) => pool.run(await job(input, contentType, limits)),
+    parseToJson: async (input, contentType, limits = {}) => pool.runSerialized(await job(input, contentType, limits)),
     close: () => pool.close(),
   };
 }

@@ -11,7 +11,7 @@ import { ParseFailure } from './errors';
 import type { ParseJob } from './extract';
 import type { ReplyMessage } from './job';
 import { startRunner, type Isolation, type Runner } from './runners';
-import type { ParseResult } from './types';
+import type { ParseResult, SerializedParse } from './types';
 
 export interface PoolOptions {
   /** 'process' (default; survives any parser failure) or 'thread' (cheaper; trusted input only). */
@@ -24,7 +24,7 @@ export interface PoolOptions {
   maxJobsPerWorker?: number;
 }
 
-interface Pending { job: ParseJob; resolve(r: ParseResult): void; reject(e: Error): void }
+interface Pending { job: ParseJob; output: 'object' | 'json'; resolve(r: ParseResult | SerializedParse): void; reject(e: Error): void }
 
 interface Slot {
   runner: Runner;
@@ -58,9 +58,18 @@ export class ParsePool {
   }
 
   run(job: ParseJob): Promise<ParseResult> {
+    return this.enqueue(job, 'object') as Promise<ParseResult>;
+  }
+
+  /** Like run, but the result comes back as JSON text serialized in the runner (see job.ts). */
+  runSerialized(job: ParseJob): Promise<SerializedParse> {
+    return this.enqueue(job, 'json') as Promise<SerializedParse>;
+  }
+
+  private enqueue(job: ParseJob, output: Pending['output']): Promise<ParseResult | SerializedParse> {
     if (this.closed) return Promise.reject(new ParseFailure('internal', 'document parser is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ job, resolve, reject });
+      this.queue.push({ job, output, resolve, reject });
       this.pump();
     });
   }
@@ -111,7 +120,7 @@ export class ParsePool {
     clearTimeout(slot.idleTimer);
     slot.runner.setBusy(true);
     slot.current = { id, pending };
-    slot.runner.send({ id, job: pending.job });
+    slot.runner.send({ id, job: pending.job, output: pending.output });
     // The clock starts once the runner is up, so its start-up is not charged to the document.
     const { timeoutMs } = pending.job.limits;
     void slot.runner.ready.then(() => {
@@ -129,7 +138,7 @@ export class ParsePool {
     clearTimeout(current.timer);
     slot.current = undefined;
     slot.jobs++;
-    if (reply.ok) current.pending.resolve(reply.result);
+    if (reply.ok) current.pending.resolve('serialized' in reply ? reply.serialized : reply.result);
     else current.pending.reject(new ParseFailure(reply.failure.reason, reply.failure.message, { code: reply.failure.code }));
     const broken = !reply.ok && reply.failure.reason === 'internal';
     if (broken || slot.jobs >= this.maxJobsPerWorker || this.closed) void this.retire(slot);

@@ -171,3 +171,14 @@ export interface ParseResult {
   metadata: ParseMetadata;
   chunks: Chunk[];
 }
+
+/**
+ * A ParseResult as JSON text (exactly `JSON.stringify(result)`), serialized inside the runner, plus
+ * its chunks as objects. For callers that store or send the result as JSON anyway: the large result
+ * crosses the process boundary as one string instead of a structured clone of thousands of objects,
+ * and is never rebuilt as objects on the server thread.
+ */
+export interface SerializedParse {
+  json: string;
+  chunks: Chunk[];
+}

@@ -33,7 +33,7 @@ export function chunkTextSource(store: ParseStore) {
 
 export async function storeChunks(
   trx: Trx, store: ParseStore, indexer: ChunkIndexer | undefined,
-  at: { agentId: string; blobId: string; parseId: string; now: number }, result: ParseResult,
+  at: { agentId: string; blobId: string; parseId: string; now: number }, result: Pick<ParseResult, 'chunks'>,
 ): Promise<void> {
   const chunks = result.chunks.filter((c) => c.text.trim().length > 0);
   const { gone } = await store.replaceChunks(trx, at.agentId, at.blobId, at.parseId, chunks, at.now);

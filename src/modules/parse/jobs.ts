@@ -51,7 +51,7 @@ export function parseJobHandler(deps: JobDeps): JobHandler<Payload> {
         await store.fail(row.parse_id, outcome.failure, clock.now());
         return;
       }
-      await deps.service.recordComplete({ ...row, status: 'running' }, JSON.stringify(outcome.result), outcome.result, clock.now());
+      await deps.service.recordComplete({ ...row, status: 'running' }, outcome.json, outcome, clock.now());
     },
     async onDead(job, error) {
       await store.fail(job.payload.parse_id, { code: 'PARSE_FAILED', reason: 'internal', message: `The parse could not run: ${error}` }, clock.now());

@@ -162,10 +162,10 @@ export function createParseService(deps: ParseServiceDeps) {
       const done = clock.now();
       Object.assign(row, { started_at: now, completed_at: done, updated_at: done });
       if (outcome.ok) {
-        const json = JSON.stringify(outcome.result);
+        const { json } = outcome; // serialized by the parser process, stored and answered as is
         Object.assign(row, { status: 'complete', result: json });
-        await recordComplete(row, json, outcome.result, done);
-        // The result is already serialized for storage: splice it in rather than serialize it twice.
+        await recordComplete(row, json, outcome, done);
+        // The result is already serialized: splice it in rather than parse and serialize it again.
         const head = JSON.stringify(parseView(row, { withResult: false }));
         return { code: 200, body: `${head.slice(0, -1)},"result":${json}}` };
       }
