@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildApp, type App } from '../src/app';
 import { loadConfig } from '../src/config';
@@ -178,27 +179,36 @@ describe('sweeper', () => {
 });
 
 describe('meter port (billing)', () => {
-  /** A credit balance with the port's contract: refuse with 402 when empty, refund gives it back. */
+  /**
+   * A credit balance with the port's contract: the charge is written inside the write's transaction
+   * (a row in metering_daily here), 402 when empty; committed() runs only after the commit.
+   */
   function creditMeter(balance: number) {
-    const state = { balance, charges: 0, refunds: 0 };
+    const state = { balance, charges: 0, committed: 0 };
     const meter: MemoryMeter = {
-      async chargeWrite() {
+      async chargeWrite(trx, agentId) {
         if (state.balance <= 0) throw new ApiError(402, 'INSUFFICIENT_CREDITS', 'no credit left', { upgrade_url: 'x' });
+        await trx.insertInto('metering_daily').values({ agent_id: agentId, pool: 'test_charge', day: 'd', count: 1 })
+          .onConflict((oc) => oc.columns(['agent_id', 'pool', 'day']).doUpdateSet({ count: sql`metering_daily.count + 1` })).execute();
         state.balance--;
         state.charges++;
-        return { refund: async () => { state.balance++; state.refunds++; } };
+        return { committed: async () => { state.committed++; return { credits_remaining_usd: String(state.balance) }; } };
       },
     };
     return { meter, state };
   }
+  const chargedRows = async (agentId: string) => Number((await built.database.db.selectFrom('metering_daily').select('count')
+    .where('agent_id', '=', agentId).where('pool', '=', 'test_charge').executeTakeFirst())?.count ?? 0);
 
-  test('charged after validation and limits; refunded when the write fails; 402 passes through', async () => {
+  test('charged inside the write after validation and limits; rolled back with a failed write; 402 passes through', async () => {
     const a = await agent('starter');
-    const { meter, state } = creditMeter(2);
-    const svc = createMemoryService({ store: createMemoryStore(built.database.db), clock, upgradeUrl: 'u', meter });
+    const { meter, state } = creditMeter(3);
+    const svc = createMemoryService({ store: createMemoryStore(built.database.db, built.database.sqlite), clock, upgradeUrl: 'u', meter });
     const caller = { agentId: a.id, tier: 'starter' };
-    await svc.put(caller, 'one', { value: 1 });
-    expect(state).toMatchObject({ balance: 1, charges: 1, refunds: 0 });
+    const ok = await svc.put(caller, 'one', { value: 1 });
+    expect(ok.svcUsage).toEqual({ credits_remaining_usd: '2' });
+    expect(state).toMatchObject({ charges: 1, committed: 1 });
+    expect(await chargedRows(a.id)).toBe(1);
     // Too large: refused before any charge.
     await expect(svc.put(caller, 'big', { value: 'x'.repeat(600 * 1024) })).rejects.toMatchObject({ code: 'MEMORY_VALUE_TOO_LARGE' });
     expect(state.charges).toBe(1);
@@ -207,18 +217,23 @@ describe('meter port (billing)', () => {
     await expect(svc.put(caller, 'capped', { value: 1 })).rejects.toMatchObject({ code: 'MEMORY_OPS_LIMIT' });
     expect(state.charges).toBe(1);
     await setWrites(a.id, 0);
-    // The write fails after the charge (the store throws): refunded.
+    // The write fails after the charge (inside the same transaction): the charge rolls back with it.
     const broken = createMemoryService({
-      store: { ...createMemoryStore(built.database.db), put: async () => { throw new Error('disk full'); } },
-      clock, upgradeUrl: 'u', meter,
+      store: createMemoryStore(built.database.db, built.database.sqlite), clock, upgradeUrl: 'u', meter,
+      semantic: {
+        unavailableReason: () => undefined, forget: async () => {}, search: async () => [],
+        enqueue: async () => { throw new Error('disk full'); },
+      },
     });
-    const before = { ...state };
     await expect(broken.put(caller, 'x', { value: 1 })).rejects.toThrow('disk full');
-    expect(state.balance).toBe(before.balance);
-    expect(state.refunds).toBe(before.refunds + 1);
+    expect(state.charges).toBe(2);
+    expect(await chargedRows(a.id)).toBe(1);
+    expect(state.committed).toBe(1);
+    await expect(svc.get(caller, 'x')).rejects.toMatchObject({ code: 'MEMORY_KEY_NOT_FOUND' });
     // Out of credit: 402 INSUFFICIENT_CREDITS, nothing written.
     state.balance = 0;
     await expect(svc.put(caller, 'poor', { value: 1 })).rejects.toMatchObject({ status: 402, code: 'INSUFFICIENT_CREDITS' });
     await expect(svc.get(caller, 'poor')).rejects.toMatchObject({ code: 'MEMORY_KEY_NOT_FOUND' });
+    expect(await chargedRows(a.id)).toBe(1);
   });
 });

@@ -2,6 +2,19 @@ import { randomBytes, randomUUID } from 'node:crypto';
 
 export const newId = (): string => randomUUID();
 
+/**
+ * A time-ordered UUID (version 7: 48-bit Unix milliseconds, then random bits). Rows keyed by these
+ * are appended at the end of their B-tree index instead of at a random page, so a transaction that
+ * writes many of them dirties few pages (less to write and fsync per commit).
+ */
+export function newOrderedId(now = Date.now()): string {
+  // randomUUID draws from a cached entropy pool (cheaper than randomBytes per call); its first 48
+  // bits become the time and its version nibble 7.
+  const r = randomUUID();
+  const t = now.toString(16).padStart(12, '0').slice(-12);
+  return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${r.slice(15)}`;
+}
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 export const isUuid = (s: unknown): s is string => typeof s === 'string' && UUID_RE.test(s);
 

@@ -13,21 +13,30 @@ export function prepared<S extends Record<string, string | number>, R>(
   sentinels: S,
   build: (s: S) => Compilable<R>,
   /**
-   * SQLite only, read-only lookups only: run the statement straight on the better-sqlite3
-   * connection, skipping Kysely's per-query connection hand-off (~10 µs). svc has a single SQLite
-   * connection, so such a read can observe rows written by a transaction that is open at that moment
-   * (never a torn row). Use it only where that is harmless (auth and profile lookups).
+   * SQLite only: run the statement straight on the better-sqlite3 connection, skipping Kysely's
+   * per-query connection hand-off (~10 µs).
+   * - Called with a transaction (`q`): svc has a single SQLite connection and the caller's open
+   *   transaction holds it, so the statement runs inside that transaction, exactly as through Kysely.
+   *   Reads and writes alike.
+   * - Called without `q`: read-only lookups only. Such a read can observe rows written by a
+   *   transaction that is open at that moment (never a torn row); use it only where that is
+   *   harmless (auth and profile lookups).
    */
   direct?: SQLite.Database,
-): (values: { [K in keyof S]: S[K] extends number ? number | null : string | null }, q?: Kysely<Database> | Transaction<Database>) => Promise<R[]> {
+  // Values left out bind as null.
+): (values: { [K in keyof S]?: S[K] extends number ? number | null : string | null }, q?: Kysely<Database> | Transaction<Database>) => Promise<R[]> {
   const compiled = build(sentinels).compile();
   const names = Object.keys(sentinels) as (keyof S)[];
   // Each parameter is either a sentinel (replaced per call) or a constant of the query ('live').
   const slots = compiled.parameters.map((p) => ({ name: names.find((n) => sentinels[n] === p), constant: p }));
   const stmt = direct?.prepare(compiled.sql);
   return async (values, q) => {
-    const params = slots.map((s) => (s.name === undefined ? s.constant : values[s.name]));
-    if (stmt && q === undefined) return stmt.all(params) as R[];
+    const params = slots.map((s) => (s.name === undefined ? s.constant : values[s.name] ?? null));
+    if (stmt && (q === undefined || q.isTransaction)) {
+      if (stmt.reader) return stmt.all(params) as R[];
+      stmt.run(params);
+      return [];
+    }
     return (await (q ?? db).executeQuery<R>(CompiledQuery.raw(compiled.sql, params))).rows;
   };
 }

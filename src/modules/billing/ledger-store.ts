@@ -1,12 +1,12 @@
 /**
  * SQL of the credit ledger. The ledger (credit_ledger) is append-only; credit_lots is its projection
  * (what is left of each grant or purchase), written in the same transaction so the balance is one
- * indexed read. `ledgerBalance` recomputes the balance from the ledger alone (tests prove they agree).
+ * indexed read (spends are written by meter-sql.ts, the charge's hot path). `ledgerBalance` recomputes the balance from the ledger alone (tests prove they agree).
  * All functions take the caller's transaction: the caller holds the agent's account lock.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
-import { newId } from '../../lib/ids';
+import { newOrderedId } from '../../lib/ids';
 import type { Units } from '../../lib/money';
 
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -32,7 +32,7 @@ export interface NewLot { agentId: string; kind: 'grant' | 'purchase'; units: Un
 export async function addLot(db: Db, lot: NewLot): Promise<boolean> {
   const seen = await db.selectFrom('credit_ledger').select('entry_id').where('ref', '=', lot.ref).executeTakeFirst();
   if (seen) return false;
-  const id = newId();
+  const id = newOrderedId();
   await db.insertInto('credit_ledger').values({
     entry_id: id, agent_id: lot.agentId, kind: lot.kind, amount_units: lot.units, lot_id: id,
     expires_at: lot.expiresAt, action: null, charge_id: null, ref: lot.ref, created_at: lot.now,
@@ -41,29 +41,6 @@ export async function addLot(db: Db, lot: NewLot): Promise<boolean> {
     lot_id: id, agent_id: lot.agentId, kind: lot.kind, expires_at: lot.expiresAt, remaining_units: lot.units, created_at: lot.now,
   }).execute();
   return true;
-}
-
-/**
- * Draws `units` from live lots, soonest expiry first and purchased (never expiring) credit last.
- * The caller has checked the balance under the lock.
- */
-export async function spend(db: Db, s: { agentId: string; units: Units; action: string; chargeId: string; now: number }): Promise<void> {
-  const lots = await db.selectFrom('credit_lots').select(['lot_id', 'remaining_units'])
-    .where('agent_id', '=', s.agentId).where('remaining_units', '>', 0).where(live(s.now))
-    .orderBy(sql`case when expires_at is null then 1 else 0 end`).orderBy('expires_at').orderBy('created_at')
-    .execute();
-  let left = s.units;
-  for (const lot of lots) {
-    if (left === 0) break;
-    const take = Math.min(left, Number(lot.remaining_units));
-    await db.updateTable('credit_lots').set({ remaining_units: sql`remaining_units - ${take}` }).where('lot_id', '=', lot.lot_id).execute();
-    await db.insertInto('credit_ledger').values({
-      entry_id: newId(), agent_id: s.agentId, kind: 'spend', amount_units: -take, lot_id: lot.lot_id,
-      expires_at: null, action: s.action, charge_id: s.chargeId, ref: null, created_at: s.now,
-    }).execute();
-    left -= take;
-  }
-  if (left !== 0) throw new Error(`ledger: balance check and lots disagree for ${s.agentId}`);
 }
 
 /** Returns what a charge spent to the lots it came from; a second call adds nothing. */
@@ -77,7 +54,7 @@ export async function refundCharge(db: Db, agentId: string, chargeId: string, no
     if (seen) continue;
     const units = -Number(s.amount_units);
     await db.insertInto('credit_ledger').values({
-      entry_id: newId(), agent_id: agentId, kind: 'refund', amount_units: units, lot_id: s.lot_id,
+      entry_id: newOrderedId(), agent_id: agentId, kind: 'refund', amount_units: units, lot_id: s.lot_id,
       expires_at: null, action: s.action, charge_id: chargeId, ref, created_at: now,
     }).execute();
     await db.updateTable('credit_lots').set({ remaining_units: sql`remaining_units + ${units}` }).where('lot_id', '=', s.lot_id).execute();

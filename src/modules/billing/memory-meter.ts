@@ -1,15 +1,20 @@
-/** Adapter: the memory module's MemoryMeter port, served by the metering service. */
+/** Adapter: the memory module's MemoryMeter port, served by the metering service inside the write's transaction. */
+import type { Transaction } from 'kysely';
+import type { Database } from '../../infra/db/schema';
 import type { Metering } from './metering';
 
 export interface MemoryMeterPort {
-  chargeWrite(agentId: string): Promise<{ refund(): Promise<void>; usage?: Record<string, unknown> }>;
+  chargeWrite(trx: Transaction<Database>, agentId: string, tier: string): Promise<{ committed(): Promise<Record<string, unknown> | undefined> }>;
 }
 
 export function memoryMeterFrom(metering: Metering): MemoryMeterPort {
   return {
-    async chargeWrite(agentId) {
-      const charge = await metering.charge(agentId, 'memory_write');
-      return { refund: () => charge.refund(), usage: { ...charge.usage } };
+    async chargeWrite(trx, agentId, tier) {
+      const charge = await metering.chargeWithin(trx, agentId, 'memory_write', { tier });
+      return { committed: async () => ({ ...(await charge.committed()) }) };
     },
   };
 }
+
+/** Metering switched off: writes are free and billing writes nothing. */
+export const unmeteredMemory: MemoryMeterPort = { chargeWrite: async () => ({ committed: async () => undefined }) };

@@ -14,14 +14,15 @@
 import { ApiError } from '../../http/errors';
 import type { Clock } from '../../lib/clock';
 import { iso } from '../../lib/clock';
-import { newId } from '../../lib/ids';
+import { newOrderedId } from '../../lib/ids';
 import { formatUsd, parseUsd, type Units } from '../../lib/money';
 import { effectiveTier, type TierDefinition, type TierName } from '../../lib/tiers';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import { createBatcher, type Outcome } from './batcher';
-import { balanceOf, refundCharge, spend } from './ledger-store';
-import { bumpDaily, claimFreeSlot, countDays, freeUsed, releaseFreeSlot } from './meter-store';
+import { refundCharge } from './ledger-store';
+import { summarize } from './meter-sql';
+import { bumpDaily, releaseFreeSlot } from './meter-store';
 import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, type MeteredAction, type Pool } from './pricing';
 import type { Account, BillingStore } from './store';
 import { monthStartDay, utcDay } from './time';
@@ -59,9 +60,21 @@ export interface Charge {
   refund(): Promise<void>;
 }
 
+/** A charge made inside the caller's transaction: it commits or rolls back with the caller's write. */
+export interface ChargeWithin extends Omit<Charge, 'refund' | 'usage'> {
+  /** Call once the caller's transaction has committed: the full `_svc.usage`, and the auto-top-up hook fires. */
+  committed(): Promise<UsageSnapshot>;
+}
+
 /** What metered routes depend on. */
 export interface Metering {
   charge(agentId: string, action: MeteredAction, opts?: ChargeOptions): Promise<Charge>;
+  /**
+   * Checks and charges inside `trx`, which the caller commits (one commit for its write and the
+   * charge; a rollback undoes both, so nothing needs refunding). Locks the agent's account for the
+   * rest of `trx`. Throws ApiError to refuse (402 INSUFFICIENT_CREDITS, a 429 quota code).
+   */
+  chargeWithin(trx: Transaction<Database>, agentId: string, action: MeteredAction, opts?: ChargeOptions): Promise<ChargeWithin>;
   refund(charge: Charge): Promise<void>;
   usage(agentId: string, opts?: ChargeOptions): Promise<UsageSnapshot>;
 }
@@ -108,17 +121,18 @@ function monthlyQuota(t: TierDefinition, pool: Pool): number | null {
 
 export function createMetering(deps: MeteringDeps): Metering {
   const { store, clock } = deps;
+  const m = store.sql;
 
   async function browseRemaining(trx: Transaction<Database>, agentId: string, tier: TierDefinition, now: number): Promise<number | null> {
     if (tier.metering === 'monthly') {
       if (tier.browsePerMonth === null) return null;
-      return Math.max(0, tier.browsePerMonth - (await countDays(trx, agentId, 'browse', monthStartDay(now), utcDay(now))));
+      return Math.max(0, tier.browsePerMonth - (await m.countDays(trx, agentId, 'browse', monthStartDay(now), utcDay(now))));
     }
     const floor = FREE_FLOORS.browse!;
-    return floor - (await freeUsed(trx, agentId, 'browse', floor, now, FLOOR_WINDOW_MS));
+    return floor - (await m.freeUsed(trx, agentId, 'browse', floor, now - FLOOR_WINDOW_MS));
   }
 
-  /** Decides one charge inside the locked transaction; an ApiError refuses only this job. */
+  /** Decides one charge inside the transaction holding the agent's account lock; an ApiError refuses only this job. */
   async function decide(trx: Transaction<Database>, job: Job, account: Account): Promise<Decided> {
     const { agentId, action, now, chargeId } = job;
     const tier = effectiveTier(job.tier, account.lifetime_purchase_units);
@@ -126,15 +140,16 @@ export function createMetering(deps: MeteringDeps): Metering {
     const day = utcDay(now);
     let cost: Units = 0;
     let free = true;
-    const bal = () => balanceOf(trx, agentId, now);
+    // The live lots: the balance for the check and for `_svc.usage`, and what a spend draws from.
+    const lots = await m.lots(trx, agentId, now);
 
     if (tier.metering === 'monthly' || pool === 'parse') {
       const quota = monthlyQuota(tier, pool);
-      const used = quota === null ? 0 : await countDays(trx, agentId, pool, monthStartDay(now), day);
+      const used = quota === null ? 0 : await m.countDays(trx, agentId, pool, monthStartDay(now), day);
       if (quota !== null && used >= quota) {
         const overage = pool === 'search' && tier.searchOverageUsdPerCall ? parseUsd(tier.searchOverageUsdPerCall) : 0;
         const l = limitCode[pool];
-        if (overage === 0 || (await bal()).units < overage) {
+        if (overage === 0 || summarize(lots).units < overage) {
           throw new ApiError(l.status, l.code, `Monthly ${l.what} quota of ${quota} for tier ${tier.name} is used up for this UTC month` +
             (overage ? '; the search overage is paid from credit and the balance is too low' : ''), { upgrade_url: deps.upgradeUrl, limit: quota });
         }
@@ -143,21 +158,20 @@ export function createMetering(deps: MeteringDeps): Metering {
       }
     } else {
       const floor = FREE_FLOORS[pool]!;
-      const slot = await claimFreeSlot(trx, { agentId, pool, floor, now, windowMs: FLOOR_WINDOW_MS, chargeId });
-      if (!slot) {
+      if (!(await m.claimSlot(trx, { agentId, pool, floor, now, windowMs: FLOOR_WINDOW_MS, chargeId }))) {
         cost = ACTION_PRICE[action];
         free = false;
-        const b = await bal();
-        if (b.units < cost) {
+        const units = summarize(lots).units;
+        if (units < cost) {
           throw new ApiError(402, 'INSUFFICIENT_CREDITS',
-            `The free floor of ${floor} ${pool} calls per rolling 30 days is used up and ${action} costs ${formatUsd(cost)} USD; the balance is ${formatUsd(b.units)} USD`,
-            { upgrade_url: deps.upgradeUrl, price_usd: formatUsd(cost), credits_remaining_usd: formatUsd(b.units) });
+            `The free floor of ${floor} ${pool} calls per rolling 30 days is used up and ${action} costs ${formatUsd(cost)} USD; the balance is ${formatUsd(units)} USD`,
+            { upgrade_url: deps.upgradeUrl, price_usd: formatUsd(cost), credits_remaining_usd: formatUsd(units) });
         }
       }
     }
-    if (cost > 0) await spend(trx, { agentId, units: cost, action, chargeId, now });
-    await bumpDaily(trx, agentId, pool, day, 1);
-    const after = await bal();
+    if (cost > 0) await m.spend(trx, lots, { agentId, units: cost, action, chargeId, now });
+    await m.bumpDaily(trx, agentId, pool, day, 1);
+    const after = summarize(lots);
     return {
       day,
       charge: { chargeId, agentId, action, pool, free, costUnits: cost, tier: tier.name },
@@ -171,6 +185,19 @@ export function createMetering(deps: MeteringDeps): Metering {
     };
   }
 
+  /**
+   * After a charge under the lock: when it took the balance under the auto-top-up threshold, mark the
+   * dip (exactly one charge of any instance triggers the refill). Returns the event to fire after commit.
+   */
+  async function markDip(trx: Transaction<Database>, job: Job, account: Account, d: Decided): Promise<LowBalance | undefined> {
+    if (!(d.charge.costUnits > 0 && account.auto_topup_enabled === 1 && account.topup_dip_open === 0)) return undefined;
+    const units = parseUsd(d.usage.credits_remaining_usd);
+    if (units >= account.auto_topup_threshold_units) return undefined;
+    await store.updateAccount(trx, job.agentId, { topup_dip_open: 1 }, job.now);
+    account.topup_dip_open = 1;
+    return { agentId: job.agentId, account: { ...account }, balanceUnits: units, chargeId: job.chargeId };
+  }
+
   const batcher = createBatcher<Job, Decided>(async (jobs) => {
     const low: LowBalance[] = [];
     const out = await store.withLocks(jobs.map((j) => j.agentId), clock.now(), async (trx, accounts) => {
@@ -180,15 +207,8 @@ export function createMetering(deps: MeteringDeps): Metering {
         try {
           const d = await decide(trx, job, account);
           results.push({ ok: true, value: d });
-          if (d.charge.costUnits > 0 && account.auto_topup_enabled === 1 && account.topup_dip_open === 0) {
-            const units = parseUsd(d.usage.credits_remaining_usd);
-            if (units < account.auto_topup_threshold_units) {
-              // Mark the dip under the lock: exactly one charge (of any instance) triggers the refill.
-              await store.updateAccount(trx, job.agentId, { topup_dip_open: 1 }, job.now);
-              account.topup_dip_open = 1;
-              low.push({ agentId: job.agentId, account: { ...account }, balanceUnits: units, chargeId: job.chargeId });
-            }
-          }
+          const dip = await markDip(trx, job, account, d);
+          if (dip) low.push(dip);
         } catch (e) {
           if (!(e instanceof ApiError)) throw e;
           results.push({ ok: false, error: e });
@@ -214,7 +234,7 @@ export function createMetering(deps: MeteringDeps): Metering {
     async charge(agentId, action, opts) {
       if (!(action in ACTION_POOL)) throw new Error(`unknown metered action ${action}`);
       const tier = await tierFor(agentId, opts);
-      const job: Job = { agentId, action, tier, chargeId: newId(), now: clock.now() };
+      const job: Job = { agentId, action, tier, chargeId: newOrderedId(), now: clock.now() };
       const [d, commons] = await Promise.all([batcher.submit(job), commonsPart(agentId)]);
       let refunded = false;
       const charge: Charge = {
@@ -232,6 +252,21 @@ export function createMetering(deps: MeteringDeps): Metering {
       };
       return charge;
     },
+    async chargeWithin(trx, agentId, action, opts) {
+      if (!(action in ACTION_POOL)) throw new Error(`unknown metered action ${action}`);
+      const tier = await tierFor(agentId, opts);
+      const job: Job = { agentId, action, tier, chargeId: newOrderedId(), now: clock.now() };
+      const account = await m.lock(trx, agentId, job.now);
+      const d = await decide(trx, job, account);
+      const dip = await markDip(trx, job, account, d);
+      return {
+        ...d.charge,
+        async committed() {
+          if (dip) deps.onLowBalance?.(dip);
+          return { ...d.usage, ...(await commonsPart(agentId)) };
+        },
+      };
+    },
     refund: (charge) => charge.refund(),
     async usage(agentId, opts) {
       const stored = await tierFor(agentId, opts);
@@ -240,7 +275,7 @@ export function createMetering(deps: MeteringDeps): Metering {
         store.db.transaction().execute(async (trx) => {
           const account = await trx.selectFrom('billing_accounts').select(['lifetime_purchase_units', 'auto_topup_enabled']).where('agent_id', '=', agentId).executeTakeFirst();
           const tier = effectiveTier(stored, Number(account?.lifetime_purchase_units ?? 0));
-          const b = await balanceOf(trx, agentId, now);
+          const b = summarize(await m.lots(trx, agentId, now));
           return {
             credits_remaining_usd: formatUsd(b.units),
             tier_label: tier.label,

@@ -9,7 +9,7 @@ import type { DatabaseHandle } from '../../infra/db/database';
 import { paymentsFromConfig, type PaymentsGateway } from '../../infra/payments';
 import type { Clock } from '../../lib/clock';
 import { createCredits } from './credits';
-import { memoryMeterFrom } from './memory-meter';
+import { memoryMeterFrom, unmeteredMemory } from './memory-meter';
 import { createMetering, type AgentTierPort, type CommonsStatsPort, type Metering } from './metering';
 import { ACTION_POOL } from './pricing';
 import { createReferralStore } from './referral-store';
@@ -36,6 +36,9 @@ function unmetered(counted: Metering): Metering {
       const usage = await counted.usage(agentId, opts);
       return { chargeId: 'unmetered', agentId, action, pool: ACTION_POOL[action], free: true, costUnits: 0, tier: 'free', usage, refund: async () => {} };
     },
+    async chargeWithin(_trx, agentId, action, opts) {
+      return { chargeId: 'unmetered', agentId, action, pool: ACTION_POOL[action], free: true, costUnits: 0, tier: 'free', committed: () => counted.usage(agentId, opts) };
+    },
     refund: async () => {},
     usage: (agentId, opts) => counted.usage(agentId, opts),
   };
@@ -49,7 +52,7 @@ export function createBillingModule(deps: BillingModuleDeps) {
   const { config, clock } = deps;
   const base = config.core.baseUrl;
   const billingPageUrl = config.billing.billingPageUrl ?? `${base}/billing`;
-  const store = createBillingStore(deps.database.db);
+  const store = createBillingStore(deps.database.db, deps.database.sqlite);
   // A purchase can lift a credit tier (spark, sprint, ...): the agent record follows, so every module
   // that reads the authenticated tier sees the billed one.
   const credits = createCredits({
@@ -95,7 +98,7 @@ export function createBillingModule(deps: BillingModuleDeps) {
 
   const module: BillingModule = {
     store, credits, metering, billing, referrals,
-    memoryMeter: config.billing.meteringEnabled ? memoryMeterFrom(metering) : { chargeWrite: async () => ({ refund: async () => {} }) },
+    memoryMeter: config.billing.meteringEnabled ? memoryMeterFrom(metering) : unmeteredMemory,
     /** The commons module's statistics for `_svc.usage` (commons_size, commons_contributions). */
     setCommons(port: CommonsStatsPort) { commons = port; },
     /** Storage figures of the memory and blob modules for the snapshot. */

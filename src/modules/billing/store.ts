@@ -5,15 +5,17 @@
  * one database serialise per agent; SQLite has one writer connection per process, so a transaction
  * is already exclusive). Locks are taken in agent_id order so batches never deadlock.
  */
+import type SQLite from 'better-sqlite3';
 import type { Kysely, Transaction } from 'kysely';
 import { engineOf, isUniqueViolation } from '../../infra/db/dialect';
 import type { Database } from '../../infra/db/schema';
 import type { BillingAccountsTable } from '../../infra/db/tables/billing';
 import type { Db } from './ledger-store';
+import { createMeterSql } from './meter-sql';
 
 export type Account = BillingAccountsTable;
 
-export function createBillingStore(db: Kysely<Database>) {
+export function createBillingStore(db: Kysely<Database>, sqlite?: SQLite.Database) {
   const engine = engineOf(db);
   /** Accounts known to exist (rows are never deleted), so the hot path skips the insert. */
   const known = new Set<string>();
@@ -38,13 +40,15 @@ export function createBillingStore(db: Kysely<Database>) {
     if (engine === 'postgres') q = q.forUpdate();
     const rows = await q.execute();
     const out = new Map<string, Account>();
-    for (const r of rows) out.set(r.agent_id, normalize(r));
+    for (const r of rows) out.set(r.agent_id, normalizeAccount(r));
     return out;
   }
 
   return {
     db,
     engine,
+    /** The charge's compiled statements (meter-sql.ts); direct on the SQLite connection when given. */
+    sql: createMeterSql(db, sqlite),
     /** Runs fn in one transaction holding the locks of these agents' accounts. */
     async withLocks<T>(agentIds: string[], now: number, fn: (trx: Transaction<Database>, accounts: Map<string, Account>) => Promise<T>): Promise<T> {
       const result = await db.transaction().execute(async (trx) => fn(trx, await lockAccounts(trx, agentIds, now)));
@@ -54,7 +58,7 @@ export function createBillingStore(db: Kysely<Database>) {
 
     async getAccount(agentId: string): Promise<Account | undefined> {
       const r = await db.selectFrom('billing_accounts').selectAll().where('agent_id', '=', agentId).executeTakeFirst();
-      return r ? normalize(r) : undefined;
+      return r ? normalizeAccount(r) : undefined;
     },
 
     findAgentByCustomer(customerId: string) {
@@ -80,7 +84,8 @@ export function createBillingStore(db: Kysely<Database>) {
   };
 }
 
-function normalize(r: Account): Account {
+/** Numbers as numbers (PostgreSQL returns bigint columns as strings). */
+export function normalizeAccount(r: Account): Account {
   return {
     ...r,
     lifetime_purchase_units: Number(r.lifetime_purchase_units),

@@ -12,7 +12,7 @@ export function createCommonsModule(deps: { config: Config; database: DatabaseHa
   const { config } = deps;
   const upgradeUrl = config.billing.billingPageUrl ?? `${config.core.baseUrl}/billing`;
   const service = createCommonsService({
-    store: createCommonsStore(deps.database.db),
+    store: createCommonsStore(deps.database.db, deps.database.sqlite),
     clock: deps.clock,
     upgradeUrl,
     embedder: deps.vectors?.embedder,

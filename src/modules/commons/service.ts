@@ -138,8 +138,7 @@ export function createCommonsService(deps: CommonsDeps) {
 
     /** For `_svc.usage` (billing's CommonsStatsPort): entries in the commons, and this agent's. */
     async stats(agentId: string): Promise<{ size: number; contributions: number }> {
-      const [size, contributions] = await Promise.all([store.count(), store.countBy(agentId)]);
-      return { size, contributions };
+      return store.stats(agentId);
     },
 
     /** The indexer's text source for commons entries. */

@@ -3,11 +3,16 @@
  * one, each inside its own savepoint. A write is acknowledged only after the COMMIT that contains it
  * (one fsync for the batch instead of one per write), and a write that fails rolls back to its
  * savepoint without touching the others in its batch.
+ *
+ * Jobs of a batch run in the order of their lock key (the agent id; stable, so one agent's writes
+ * keep their order): every transaction then takes the agents' row locks in the same global order,
+ * so two instances' batches on PostgreSQL cannot deadlock on each other.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 
 interface Job<T> {
+  key: string;
   run(trx: Transaction<Database>): Promise<T>;
   resolve(v: T): void;
   reject(e: unknown): void;
@@ -29,6 +34,7 @@ export function createWriteBatcher(db: Kysely<Database>, maxBatch = 256) {
       }
       return;
     }
+    batch.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     try {
       await db.transaction().execute(async (trx) => {
         for (const job of batch) {
@@ -65,10 +71,10 @@ export function createWriteBatcher(db: Kysely<Database>, maxBatch = 256) {
   }
 
   return {
-    /** Runs `fn` in a shared transaction; resolves after that transaction has committed. */
-    submit<T>(run: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    /** Runs `run` in a shared transaction; resolves after that transaction has committed. `key`: the lock key (agent id). */
+    submit<T>(run: (trx: Transaction<Database>) => Promise<T>, key = ''): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        queue.push({ run, resolve, reject });
+        queue.push({ key, run, resolve, reject });
         // After the current tick, so requests arriving together share the first batch too.
         if (!running) {
           running = true;

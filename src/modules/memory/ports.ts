@@ -1,13 +1,16 @@
 import type { Trx } from './store';
 
 /**
- * Metering port, implemented by billing (wired in app.ts). Called on each PUT after validation and
- * limits; throws ApiError 402 INSUFFICIENT_CREDITS when billing refuses. The returned handle's
- * refund() is called if the write then fails, so an agent never pays for a write that did not happen.
+ * Metering port, implemented by billing (wired in app.ts). Called inside each PUT's own transaction,
+ * after the caps re-check and before the rows are written, so the charge commits with the write or
+ * not at all (a refused or failed write is never paid for, and nothing needs refunding). Throws
+ * ApiError to refuse (402 INSUFFICIENT_CREDITS), which rolls this write back.
  */
 export interface MemoryMeter {
-  /** `usage` is billing's `_svc.usage` after this charge (credits remaining, tier label, ...). */
-  chargeWrite(agentId: string): Promise<{ refund(): Promise<void>; usage?: Record<string, unknown> }>;
+  chargeWrite(trx: Trx, agentId: string, tier: string): Promise<{
+    /** After the commit: billing's `_svc.usage` of this charge (credits remaining, tier label, ...). */
+    committed(): Promise<Record<string, unknown> | undefined>;
+  }>;
 }
 
 /** Semantic side of memory (semantic.ts): vectors kept in step with the ledger through an outbox. */

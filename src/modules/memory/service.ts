@@ -3,8 +3,9 @@
  * (Memory entry, Endpoints/Memory, Limits) live here; see docs/memory.md for the design.
  *
  * PUT order: validate (key, size, derived_from) → rate limit (routes) → monthly write cap and
- * storage cap (pre-check, no write) → meter.chargeWrite → one transaction that re-checks both caps
- * atomically and writes → refund if that transaction refused or failed.
+ * storage cap (pre-check, no write) → one transaction (shared by concurrent writes, each in its own
+ * savepoint) that re-checks both caps, charges through billing (meter.chargeWrite) and writes: the
+ * charge commits with the write or rolls back with it.
  */
 import { ApiError } from '../../http/errors';
 import { iso, type Clock } from '../../lib/clock';
@@ -110,23 +111,19 @@ export function createMemoryService(deps: MemoryServiceDeps) {
       const pre = await store.precheck(caller.agentId, key, month, now);
       refuseOverCaps(tier, pre.counters, bytes, pre.liveBytes, false);
 
-      const charge = deps.meter ? await deps.meter.chargeWrite(caller.agentId) : undefined;
       const importance = input.importance ?? 'normal';
-      let result;
-      try {
-        result = await store.put({
-          agentId: caller.agentId, key, value: json, sizeBytes: bytes, importance, importanceRank: IMPORTANCE_RANK[importance],
-          source: input.source ?? null, confidence: input.confidence ?? 1, derivedStart: d?.start_version ?? null,
-          derivedEnd: d?.end_version ?? null, expiresAt: input.ttl ? now + input.ttl * 1000 : null, now,
-        }, month, tier.memoryWritesPerMonth, (prev, c) => {
-          const replaced = prev?.state === 'live' && (prev.expires_at === null || prev.expires_at > now) ? prev.size_bytes : 0;
-          refuseOverCaps(tier, c, bytes, replaced, true);
-        }, deps.semantic ? (trx) => deps.semantic!.enqueue(trx, caller.agentId, key) : undefined);
-        if (result.outOfWrites) refuseOverCaps(tier, { ...result.counters, writes: tier.memoryWritesPerMonth ?? 0 }, 0, 0, false);
-      } catch (e) {
-        if (charge) await charge.refund();
-        throw e;
-      }
+      const result = await store.put({
+        agentId: caller.agentId, key, value: json, sizeBytes: bytes, importance, importanceRank: IMPORTANCE_RANK[importance],
+        source: input.source ?? null, confidence: input.confidence ?? 1, derivedStart: d?.start_version ?? null,
+        derivedEnd: d?.end_version ?? null, expiresAt: input.ttl ? now + input.ttl * 1000 : null, now,
+      }, month, tier.memoryWritesPerMonth, (prev, c) => {
+        const replaced = prev?.state === 'live' && (prev.expires_at === null || prev.expires_at > now) ? prev.size_bytes : 0;
+        refuseOverCaps(tier, c, bytes, replaced, true);
+      }, {
+        charge: deps.meter ? (trx) => deps.meter!.chargeWrite(trx, caller.agentId, caller.tier) : undefined,
+        afterWrite: deps.semantic ? (trx) => deps.semantic!.enqueue(trx, caller.agentId, key) : undefined,
+      });
+      if (result.outOfWrites) refuseOverCaps(tier, { ...result.counters, writes: tier.memoryWritesPerMonth ?? 0 }, 0, 0, false);
       return {
         status: 'success',
         key,
@@ -135,7 +132,7 @@ export function createMemoryService(deps: MemoryServiceDeps) {
         expires_at: input.ttl ? iso(now + input.ttl * 1000) : null,
         usage: usageOf(result.counters, tier),
         /** Billing's `_svc.usage` of this write (undefined when metering is off); the route puts it in `_svc`. */
-        svcUsage: charge?.usage,
+        svcUsage: await result.charged?.committed(),
       };
     },
 

@@ -3,6 +3,7 @@
  * ledger row, the live pointer (memory_heads), the storage counter, the month's write counter and
  * the embedding outbox move together or not at all.
  */
+import type SQLite from 'better-sqlite3';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { MemoryHeadsTable } from '../../infra/db/tables/memory';
@@ -57,7 +58,7 @@ const entryColumns = [
   'h.expires_at', 'h.created_at', 'h.updated_at',
 ] as const;
 
-export function createMemoryStore(db: Db) {
+export function createMemoryStore(db: Db, sqlite?: SQLite.Database) {
   const batcher = createWriteBatcher(db);
   const entries = (q: Db | Trx, agentId: string, now: number) =>
     q.selectFrom('memory_heads as h')
@@ -94,9 +95,10 @@ export function createMemoryStore(db: Db) {
     eb.selectFrom('memory_heads as h').select('h.size_bytes').where('h.agent_id', '=', s.agent).where('h.key', '=', s.key).where(live(s.now)).as('c_live'),
   ]));
 
-  const countersQ = prepared(db, S, (s) => db.selectNoFrom(counterSelects(s.agent, s.month, s.now)));
+  // Run only inside the write's transaction (direct on the SQLite connection there; see prepared.ts).
+  const countersQ = prepared(db, S, (s) => db.selectNoFrom(counterSelects(s.agent, s.month, s.now)), sqlite);
   const prevQ = prepared(db, S, (s) => db.selectFrom('memory_heads').select(['version', 'state', 'size_bytes', 'expires_at', 'created_at'])
-    .where('agent_id', '=', s.agent).where('key', '=', s.key));
+    .where('agent_id', '=', s.agent).where('key', '=', s.key), sqlite);
   // The write statements, with one sentinel per column value.
   const W = {
     agent: '\u0000agent', key: '\u0000key', version: -987_654_321_000_001, value: '\u0000value', size: -987_654_321_000_002,
@@ -107,7 +109,7 @@ export function createMemoryStore(db: Db) {
   const insertVersionQ = prepared(db, W, (w) => db.insertInto('memory_versions').values({
     agent_id: w.agent, key: w.key, version: w.version, op: 'put', value: w.value, size_bytes: w.size, importance: w.importance,
     source: w.source, confidence: w.confidence, derived_start: w.dstart, derived_end: w.dend, expires_at: w.expires, created_at: w.now,
-  }));
+  }), sqlite);
   const upsertHeadQ = prepared(db, W, (w) => {
     const head = {
       version: w.version, state: 'live', size_bytes: w.size, importance: w.importance, importance_rank: w.rank, source: w.source,
@@ -115,7 +117,24 @@ export function createMemoryStore(db: Db) {
     };
     return db.insertInto('memory_heads').values({ agent_id: w.agent, key: w.key, ...head })
       .onConflict((oc) => oc.columns(['agent_id', 'key']).doUpdateSet(head));
-  });
+  }, sqlite);
+
+  // The month's write counter (+1, capped or not; no row back when the cap is reached) and the storage counter.
+  const C = { agent: '\u0000agent', month: '\u0000month', limit: -987_654_321_000_010, delta: -987_654_321_000_011, added: -987_654_321_000_012 };
+  const countWrite = (c: typeof C, capped: boolean) => db.insertInto('memory_usage')
+    .values({ agent_id: c.agent, month: c.month, writes: 1, searches: 0 })
+    .onConflict((oc) => {
+      const up = oc.columns(['agent_id', 'month']).doUpdateSet({ writes: sql`memory_usage.writes + 1` });
+      return capped ? up.where('memory_usage.writes', '<', c.limit) : up;
+    })
+    .returning('writes');
+  const countWriteQ = prepared(db, C, (c) => countWrite(c, false), sqlite);
+  const countCappedWriteQ = prepared(db, C, (c) => countWrite(c, true), sqlite);
+  const storageQ = prepared(db, C, (c) => db.insertInto('memory_agents').values({ agent_id: c.agent, storage_bytes: c.delta, live_keys: 1 })
+    .onConflict((oc) => oc.column('agent_id').doUpdateSet({
+      storage_bytes: sql`memory_agents.storage_bytes + ${c.delta}`,
+      live_keys: sql`memory_agents.live_keys + ${c.added}`,
+    })), sqlite);
 
   return {
     counters: (agentId: string, month: string, now: number) => counters(db, agentId, month, now),
@@ -164,25 +183,20 @@ export function createMemoryStore(db: Db) {
 
     /**
      * Appends a version and moves the live pointer. `check` runs inside the transaction with the
-     * previous head and the fresh counters (after this write was counted), and throws to refuse.
+     * previous head and the fresh counters (after this write was counted), and throws to refuse;
+     * then `charge` (billing, in the same transaction) and, after the rows, `afterWrite`.
      */
-    async put(
+    async put<C = never>(
       v: NewVersion,
       month: string,
       writeLimit: number | null,
       check: (prev: Pick<MemoryHeadsTable, 'state' | 'size_bytes' | 'expires_at'> | undefined, c: Counters) => void,
-      afterWrite?: (trx: Trx) => Promise<void>,
-    ): Promise<{ version: number; counters: Counters; outOfWrites: boolean }> {
+      hooks: { charge?: (trx: Trx) => Promise<C>; afterWrite?: (trx: Trx) => Promise<void> } = {},
+    ): Promise<{ version: number; counters: Counters; outOfWrites: boolean; charged?: C }> {
       return batcher.submit(async (trx) => {
         // The usage upsert comes first: on PostgreSQL its row lock serializes one agent's writers, so
         // the storage check below sees every earlier write of that agent.
-        const counted = await trx.insertInto('memory_usage')
-          .values({ agent_id: v.agentId, month, writes: 1, searches: 0 })
-          .onConflict((oc) => {
-            const up = oc.columns(['agent_id', 'month']).doUpdateSet({ writes: sql`memory_usage.writes + 1` });
-            return writeLimit === null ? up : up.where('memory_usage.writes', '<', writeLimit);
-          })
-          .returning('writes').executeTakeFirst();
+        const [counted] = await (writeLimit === null ? countWriteQ : countCappedWriteQ)({ agent: v.agentId, month, limit: writeLimit ?? 0 }, trx);
         if (!counted) return { version: 0, counters: await counters(trx, v.agentId, month, v.now), outOfWrites: true };
 
         const [prev] = await prevQ({ agent: v.agentId, key: v.key, month, now: v.now }, trx);
@@ -191,6 +205,7 @@ export function createMemoryStore(db: Db) {
         const [row] = await countersQ({ agent: v.agentId, key: v.key, month, now: v.now }, trx);
         const c = countersOf(row as never);
         check(prev, c);
+        const charged = hooks.charge ? await hooks.charge(trx) : undefined;
 
         const version = (prev?.version ?? 0) + 1;
         const w = {
@@ -201,15 +216,11 @@ export function createMemoryStore(db: Db) {
         await insertVersionQ(w, trx);
         await upsertHeadQ(w, trx);
         const delta = v.sizeBytes - (prevLive ? prev.size_bytes : 0);
-        await trx.insertInto('memory_agents').values({ agent_id: v.agentId, storage_bytes: delta, live_keys: 1 })
-          .onConflict((oc) => oc.column('agent_id').doUpdateSet({
-            storage_bytes: sql`memory_agents.storage_bytes + ${delta}`,
-            live_keys: sql`memory_agents.live_keys + ${prevLive ? 0 : 1}`,
-          })).execute();
-        if (afterWrite) await afterWrite(trx);
+        await storageQ({ agent: v.agentId, delta, added: prevLive ? 0 : 1 }, trx);
+        if (hooks.afterWrite) await hooks.afterWrite(trx);
         const storageBytes = c.storageBytes - (prevLiveNow ? prev.size_bytes : 0) + v.sizeBytes;
-        return { version, counters: { ...c, storageBytes }, outOfWrites: false };
-      });
+        return { version, counters: { ...c, storageBytes }, outOfWrites: false, charged };
+      }, v.agentId);
     },
 
     /** Appends a tombstone; false when the key has no live value. */
@@ -230,7 +241,7 @@ export function createMemoryStore(db: Db) {
         }).where('agent_id', '=', agentId).execute();
         if (afterWrite) await afterWrite(trx);
         return true;
-      });
+      }, agentId);
     },
 
     /** Counts one successful semantic search. */
