@@ -2,9 +2,15 @@
 // tsx rewrites the dynamic imports of every ES module it loads, which for pdfjs' 3 MB costs from
 // half a second to several per process; loaded first, the module cache answers pdf.ts' import.
 // pdf.worker.mjs is pdfjs' "fake worker" (same thread); exposing it on globalThis is pdfjs' own
-// hook for skipping its dynamic import. Then tsx is registered and the TypeScript entry runs.
-await import('pdfjs-dist/legacy/build/pdf.mjs');
-globalThis.pdfjsWorker = await import('pdfjs-dist/legacy/build/pdf.worker.mjs');
+// hook for skipping its dynamic import. keepBuiltins undoes the polyfills of pdfjs' legacy build
+// that replace native built-ins (Array.prototype.push; see builtins.mjs). Then tsx is registered
+// and the TypeScript entry runs.
+import { keepBuiltins } from './builtins.mjs';
+
+await keepBuiltins(async () => {
+  await import('pdfjs-dist/legacy/build/pdf.mjs');
+  globalThis.pdfjsWorker = await import('pdfjs-dist/legacy/build/pdf.worker.mjs');
+});
 const { register } = await import('tsx/esm/api');
 register();
 await import('./parse-child.ts');

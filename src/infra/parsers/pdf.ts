@@ -10,13 +10,22 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { open } from 'node:fs/promises';
 import type { Extracted, TextBlock } from './assemble';
+import { keepBuiltins } from './builtins.mjs';
 import type { Budget } from './budget';
 import { describeBytes, indexOf } from './detect';
 import { corrupt, describeError, ParseFailure, tooLarge } from './errors';
 
 type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
 let pdfjs: Promise<PdfJs> | undefined;
-const load = () => (pdfjs ??= import('pdfjs-dist/legacy/build/pdf.mjs'));
+// The fake worker is loaded up front too (a child process's bootstrap already did both), so that
+// keepBuiltins can undo the built-ins pdfjs' polyfills replace, for the worker bundle as well.
+const load = () => (pdfjs ??= keepBuiltins(async () => {
+  const lib = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  const scope = globalThis as { pdfjsWorker?: unknown };
+  // @ts-expect-error pdfjs-dist ships no types for its worker bundle
+  scope.pdfjsWorker ??= await import('pdfjs-dist/legacy/build/pdf.worker.mjs');
+  return lib;
+}));
 
 const packageDir = dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
 const assets = {
