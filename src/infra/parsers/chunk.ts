@@ -132,8 +132,12 @@ export interface RowChunk {
 
 /** How rows are written as text everywhere in the engine: cells joined by ` | `, one line per row. */
 export function rowText(cells: readonly string[]): string {
-  return cells.map((c) => (/[\r\n]/.test(c) ? c.replace(/\s*[\r\n]+\s*/g, ' ') : c)).join(' | ');
+  const line = cells.join(' | ');
+  // Rows without line breaks (nearly all) are tested once rather than cell by cell.
+  return lineBreak.test(line) ? cells.map((c) => (lineBreak.test(c) ? c.replace(/\s*[\r\n]+\s*/g, ' ') : c)).join(' | ') : line;
 }
+
+const lineBreak = /[\r\n]/;
 
 /**
  * Groups table rows into chunks of about targetChars. `context` lines (sheet name, header row) start
