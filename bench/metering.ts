@@ -1,7 +1,8 @@
 /**
  * Cost of metering on a metered route: PUT /v1/memory/:key on svc with metering on (free floor,
  * then 1 credit per write from a large grant) against the same svc with SVC_METERING_ENABLED=false,
- * same process, same run, alternating A/B/A/B (each 8 s, 10 connections). Engine: SQLite by
+ * same process, same run, alternating A/B three times (each 8 s, 10 connections; no embedding model
+ * on either side). Engine: SQLite by
  * default; DATABASE_URL=postgres://... benches PostgreSQL. Target: metered ≥ 85% of unmetered.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +19,9 @@ async function start(metered: boolean) {
   const config = loadConfig({
     ...process.env, SVC_DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0',
     SVC_METERING_ENABLED: String(metered), SVC_MEMORY_RATE_PER_MINUTE: '0',
+    // No embedding model: its background indexing would compete for the CPU with whichever side runs
+    // next (both apps share this process), which is noise for the question asked here.
+    SVC_EMBEDDINGS: 'none',
   });
   const svc = await buildApp({ config, logger: false });
   const url = await svc.app.listen({ host: '127.0.0.1', port: 0 });
@@ -46,7 +50,7 @@ try {
   await put(free, 'warmup', 2);
   await put(metered, 'warmup', 2);
   const runs: { free: Measured; metered: Measured }[] = [];
-  for (let i = 0; i < 2; i++) runs.push({ free: await put(free, 'PUT unmetered'), metered: await put(metered, 'PUT metered') });
+  for (let i = 0; i < 3; i++) runs.push({ free: await put(free, 'PUT unmetered'), metered: await put(metered, 'PUT metered') });
   const avg = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
   const f = avg(runs.map((r) => r.free.requestsPerSecond));
   const m = avg(runs.map((r) => r.metered.requestsPerSecond));

@@ -45,6 +45,10 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   // FULL: an acknowledged write survives power loss, not just a process crash.
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('busy_timeout = 5000');
+  // Savepoint journals (every grouped write runs in its own savepoint) in memory, not in a temporary
+  // file: they only serve rollbacks inside an open transaction, durability is the WAL's. With a file,
+  // each first change of a page inside a savepoint cost a write() call (memory PUT 3.1k → 4.5k req/s).
+  sqlite.pragma('temp_store = MEMORY');
   sqlite.pragma('foreign_keys = ON');
   // sqlite-vec before migrations: once a vec0 table exists, schema introspection needs the module.
   const vectorExtensionError = loadVectorExtension({ engine: 'sqlite', sqlite });

@@ -1,10 +1,10 @@
 /**
- * The charge's hot statements, compiled once (src/infra/db/prepared.ts) and, on SQLite, run straight
- * on the connection inside the caller's transaction. A charge is 6–7 indexed statements: the account
- * lock, the free-slot state, one slot write (free call) or one lot update and one ledger row (paid
- * call), the day counter, and the live lots (balance and earliest expiry, computed here from the
- * same rows the spend draws from). The cold paths (refund, snapshot, grants) stay in meter-store.ts
- * and ledger-store.ts; both write the same tables.
+ * The charge's statements, compiled once (src/infra/db/prepared.ts) and, on SQLite, run straight on
+ * the connection inside the caller's transaction. With the agent's metering state in memory
+ * (metering.ts) a charge is 4–5 indexed statements: the account lock and its new stamp, then one
+ * slot write (free call) or one lot update and one ledger row (paid call), and the day counter. The
+ * state itself (live lots, free slots) is read only when the stamp says the copy is stale. The cold
+ * paths (refund, snapshot, grants) stay in meter-store.ts and ledger-store.ts; both write the same tables.
  */
 import type SQLite from 'better-sqlite3';
 import { sql, type Compilable, type Kysely, type Transaction } from 'kysely';
@@ -13,16 +13,19 @@ import { prepared } from '../../infra/db/prepared';
 import type { Database } from '../../infra/db/schema';
 import { newOrderedId } from '../../lib/ids';
 import type { Units } from '../../lib/money';
-import { normalizeAccount, type Account } from './store';
+import { normalizeAccount, type Account, type LockedAccount } from './store';
 
 export interface Lot { lot_id: string; remaining_units: number; expires_at: number | null }
+export interface SlotRow { slot: number; used_at: number }
 
-/** Balance and the earliest expiry of credit still held, from the live lots. */
-export function summarize(lots: Lot[]): { units: Units; earliestExpiry: number | null } {
+const isLive = (l: Lot, now: number) => l.remaining_units > 0 && (l.expires_at === null || l.expires_at > now);
+
+/** Balance and the earliest expiry of credit still held at `now`, from the lots. */
+export function summarize(lots: Lot[], now: number): { units: Units; earliestExpiry: number | null } {
   let units = 0;
   let earliest: number | null = null;
   for (const l of lots) {
-    if (l.remaining_units <= 0) continue;
+    if (!isLive(l, now)) continue;
     units += l.remaining_units;
     if (l.expires_at !== null && (earliest === null || l.expires_at < earliest)) earliest = l.expires_at;
   }
@@ -43,24 +46,20 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
     return (values: Parameters<typeof run>[0], trx: Transaction<Database>) => run(values, trx);
   };
 
-  const lockQ = q<Account>((s) => {
-    const b = db.selectFrom('billing_accounts').selectAll().where('agent_id', '=', s.agent);
-    return pg ? b.forUpdate() : b;
-  });
+  // Locks the row (an UPDATE holds its row lock to the end of the transaction on both engines) and
+  // rotates the stamp, returning the row with the stamp it replaced: one statement.
+  const lockQ = q<Account>((s) => db.updateTable('billing_accounts')
+    .set((eb) => ({ meter_prev_stamp: eb.ref('meter_stamp'), meter_stamp: s.charge }))
+    .where('agent_id', '=', s.agent).returningAll());
   const ensureQ = q((s) => db.insertInto('billing_accounts').values({
     agent_id: s.agent, lifetime_purchase_units: 0, payment_customer_id: null, payment_method_id: null, recharge_consent_id: null,
     auto_topup_enabled: 0, auto_topup_threshold_units: 0, auto_topup_units: 0, topup_dip_open: 0, topup_intent_id: null,
     created_at: s.now, updated_at: s.now,
   }).onConflict((oc) => oc.column('agent_id').doNothing()));
-  // Slots 0..top exist (they are never deleted). The top one: an index seek (a count would walk up to `floor` rows).
-  const topSlotQ = q<{ slot: number }>((s) => db.selectFrom('metering_free_slots').select('slot')
-    .where('agent_id', '=', s.agent).where('pool', '=', s.pool).where('slot', '<', s.floor)
-    .orderBy('slot', 'desc').limit(1));
-  // The least recently used slot, from the (agent_id, pool, used_at) index. No slot filter, so that
-  // index answers at once: slots are only ever created below the floor (a constant).
-  const oldestSlotQ = q<{ slot: number; used_at: number }>((s) => db.selectFrom('metering_free_slots').select(['slot', 'used_at'])
-    .where('agent_id', '=', s.agent).where('pool', '=', s.pool)
-    .orderBy('used_at').limit(1));
+  const restampQ = q((s) => db.updateTable('billing_accounts').set({ meter_stamp: s.charge }).where('agent_id', '=', s.agent));
+  // Every free slot of a pool, least recently used first (the in-memory queue of metering.ts).
+  const slotsQ = q<SlotRow>((s) => db.selectFrom('metering_free_slots').select(['slot', 'used_at'])
+    .where('agent_id', '=', s.agent).where('pool', '=', s.pool).orderBy('used_at').orderBy('slot'));
   const insertSlotQ = q((s) => db.insertInto('metering_free_slots').values({ agent_id: s.agent, pool: s.pool, slot: s.slot, used_at: s.now, charge_id: s.charge }));
   const reuseSlotQ = q((s) => db.updateTable('metering_free_slots').set({ used_at: s.now, charge_id: s.charge })
     .where('agent_id', '=', s.agent).where('pool', '=', s.pool).where('slot', '=', s.slot));
@@ -83,52 +82,49 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
 
   type Trx = Transaction<Database>;
   return {
-    /** The agent's account row, locked for the rest of the transaction (PostgreSQL: FOR UPDATE); created on first use. */
-    async lock(trx: Trx, agentId: string, now: number): Promise<Account> {
-      let [row] = await lockQ({ agent: agentId }, trx);
+    /**
+     * The agent's account row, locked for the rest of the transaction (PostgreSQL: FOR UPDATE; SQLite:
+     * the caller's transaction holds the only connection), created on first use, with a fresh stamp.
+     */
+    async lock(trx: Trx, agentId: string, now: number): Promise<LockedAccount> {
+      const stamp = newOrderedId();
+      let [row] = await lockQ({ agent: agentId, charge: stamp }, trx);
       if (!row) {
         await ensureQ({ agent: agentId, now }, trx);
-        [row] = await lockQ({ agent: agentId }, trx);
+        [row] = await lockQ({ agent: agentId, charge: stamp }, trx);
       }
-      return normalizeAccount(row);
+      return { ...normalizeAccount(row), prev_stamp: row.meter_prev_stamp };
     },
 
-    /**
-     * Claims a free slot: the least recently used one if its last use is at least `windowMs` old (or
-     * it was given back), else a new one while fewer than `floor` exist. False when the floor is used up.
-     * Either way the slots used within the window never exceed the floor.
-     */
-    async claimSlot(trx: Trx, a: { agentId: string; pool: string; floor: number; now: number; windowMs: number; chargeId: string }): Promise<boolean> {
-      const base = { agent: a.agentId, pool: a.pool, now: a.now, charge: a.chargeId };
-      const [oldest] = await oldestSlotQ({ agent: a.agentId, pool: a.pool }, trx);
-      if (oldest && Number(oldest.used_at) <= a.now - a.windowMs) {
-        await reuseSlotQ({ ...base, slot: Number(oldest.slot) }, trx);
-        return true;
-      }
-      const [top] = oldest ? await topSlotQ({ agent: a.agentId, pool: a.pool, floor: a.floor }, trx) : [];
-      const next = top ? Number(top.slot) + 1 : 0;
-      if (next >= a.floor) return false;
-      await insertSlotQ({ ...base, slot: next }, trx);
-      return true;
-    },
+    restamp: (trx: Trx, agentId: string, stamp: string) => restampQ({ agent: agentId, charge: stamp }, trx).then(() => undefined),
+
+    /** A pool's free slots, least recently used first. */
+    slots: (trx: Trx, agentId: string, pool: string) =>
+      slotsQ({ agent: agentId, pool }, trx).then((rows) => rows.map((r) => ({ slot: Number(r.slot), used_at: Number(r.used_at) }))),
+
+    newSlot: (trx: Trx, a: { agentId: string; pool: string; slot: number; now: number; chargeId: string }) =>
+      insertSlotQ({ agent: a.agentId, pool: a.pool, slot: a.slot, now: a.now, charge: a.chargeId }, trx).then(() => undefined),
+
+    reuseSlot: (trx: Trx, a: { agentId: string; pool: string; slot: number; now: number; chargeId: string }) =>
+      reuseSlotQ({ agent: a.agentId, pool: a.pool, slot: a.slot, now: a.now, charge: a.chargeId }, trx).then(() => undefined),
 
     async freeUsed(trx: Trx, agentId: string, pool: string, floor: number, since: number): Promise<number> {
       return Number((await freeUsedQ({ agent: agentId, pool, floor, since }, trx))[0].n);
     },
 
-    /** Live lots with credit left, in spending order. */
+    /** Lots with credit left and unexpired at `now`, in spending order. */
     lots: (trx: Trx, agentId: string, now: number) =>
       lotsQ({ agent: agentId, now }, trx).then((rows) => rows.map((r) => ({
         lot_id: r.lot_id, remaining_units: Number(r.remaining_units), expires_at: r.expires_at === null ? null : Number(r.expires_at),
       }))),
 
-    /** Draws `units` from `lots` in order (the caller checked the balance under the lock); updates `lots` in place. */
+    /** Draws `units` from the live `lots` in order (the caller checked the balance under the lock); updates `lots` in place. */
     async spend(trx: Trx, lots: Lot[], s: { agentId: string; units: Units; action: string; chargeId: string; now: number }): Promise<void> {
       let left = s.units;
       for (const lot of lots) {
         if (left === 0) break;
+        if (!isLive(lot, s.now)) continue;
         const take = Math.min(left, lot.remaining_units);
-        if (take <= 0) continue;
         await takeLotQ({ lot: lot.lot_id, units: take }, trx);
         await spendEntryQ({ entry: newOrderedId(), agent: s.agentId, delta: -take, lot: lot.lot_id, action: s.action, charge: s.chargeId, now: s.now }, trx);
         lot.remaining_units -= take;

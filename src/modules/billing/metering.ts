@@ -22,9 +22,10 @@ import type { Database } from '../../infra/db/schema';
 import { createBatcher, type Outcome } from './batcher';
 import { refundCharge } from './ledger-store';
 import { summarize } from './meter-sql';
+import { createMeterStates, pickSlot, slotQueue, usedInWindow, useSlot, type MeterState } from './meter-state';
 import { bumpDaily, releaseFreeSlot } from './meter-store';
 import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, type MeteredAction, type Pool } from './pricing';
-import type { Account, BillingStore } from './store';
+import type { Account, BillingStore, LockedAccount } from './store';
 import { monthStartDay, utcDay } from './time';
 
 export type { MeteredAction } from './pricing';
@@ -122,7 +123,9 @@ function monthlyQuota(t: TierDefinition, pool: Pool): number | null {
 export function createMetering(deps: MeteringDeps): Metering {
   const { store, clock } = deps;
   const m = store.sql;
+  const states = createMeterStates();
 
+  /** Browse calls left, from the database (usage reads outside a charge). */
   async function browseRemaining(trx: Transaction<Database>, agentId: string, tier: TierDefinition, now: number): Promise<number | null> {
     if (tier.metering === 'monthly') {
       if (tier.browsePerMonth === null) return null;
@@ -132,16 +135,25 @@ export function createMetering(deps: MeteringDeps): Metering {
     return floor - (await m.freeUsed(trx, agentId, 'browse', floor, now - FLOOR_WINDOW_MS));
   }
 
-  /** Decides one charge inside the transaction holding the agent's account lock; an ApiError refuses only this job. */
-  async function decide(trx: Transaction<Database>, job: Job, account: Account): Promise<Decided> {
+  /**
+   * Decides one charge inside the transaction holding the agent's account lock (`account` as locked
+   * by this transaction); an ApiError refuses only this job. Uses the agent's in-memory state when its
+   * stamp is the one the lock found (meter-state.ts), else reads it; writes the charge's rows.
+   */
+  async function decide(trx: Transaction<Database>, job: Job, account: LockedAccount): Promise<Decided> {
     const { agentId, action, now, chargeId } = job;
     const tier = effectiveTier(job.tier, account.lifetime_purchase_units);
     const pool = ACTION_POOL[action];
     const day = utcDay(now);
+    const state = states.take(agentId, account.prev_stamp);
+    const lots = (state.lots ??= await m.lots(trx, agentId, now));
+    const queue = async (p: Pool) => {
+      let q = state.pools.get(p);
+      if (!q) state.pools.set(p, (q = slotQueue(await m.slots(trx, agentId, p))));
+      return q;
+    };
     let cost: Units = 0;
     let free = true;
-    // The live lots: the balance for the check and for `_svc.usage`, and what a spend draws from.
-    const lots = await m.lots(trx, agentId, now);
 
     if (tier.metering === 'monthly' || pool === 'parse') {
       const quota = monthlyQuota(tier, pool);
@@ -149,7 +161,8 @@ export function createMetering(deps: MeteringDeps): Metering {
       if (quota !== null && used >= quota) {
         const overage = pool === 'search' && tier.searchOverageUsdPerCall ? parseUsd(tier.searchOverageUsdPerCall) : 0;
         const l = limitCode[pool];
-        if (overage === 0 || summarize(lots).units < overage) {
+        if (overage === 0 || summarize(lots, now).units < overage) {
+          keep(agentId, state, account);
           throw new ApiError(l.status, l.code, `Monthly ${l.what} quota of ${quota} for tier ${tier.name} is used up for this UTC month` +
             (overage ? '; the search overage is paid from credit and the balance is too low' : ''), { upgrade_url: deps.upgradeUrl, limit: quota });
         }
@@ -158,20 +171,32 @@ export function createMetering(deps: MeteringDeps): Metering {
       }
     } else {
       const floor = FREE_FLOORS[pool]!;
-      if (!(await m.claimSlot(trx, { agentId, pool, floor, now, windowMs: FLOOR_WINDOW_MS, chargeId }))) {
+      const q = await queue(pool);
+      const pick = pickSlot(q, floor, now, FLOOR_WINDOW_MS);
+      if (pick) {
+        state.stamp = null; // changing: never reused unless this charge completes
+        await (pick.reuse ? m.reuseSlot : m.newSlot)(trx, { agentId, pool, slot: pick.slot, now, chargeId });
+        useSlot(q, pick, now);
+      } else {
         cost = ACTION_PRICE[action];
         free = false;
-        const units = summarize(lots).units;
+        const units = summarize(lots, now).units;
         if (units < cost) {
+          keep(agentId, state, account);
           throw new ApiError(402, 'INSUFFICIENT_CREDITS',
             `The free floor of ${floor} ${pool} calls per rolling 30 days is used up and ${action} costs ${formatUsd(cost)} USD; the balance is ${formatUsd(units)} USD`,
             { upgrade_url: deps.upgradeUrl, price_usd: formatUsd(cost), credits_remaining_usd: formatUsd(units) });
         }
       }
     }
+    state.stamp = null;
     if (cost > 0) await m.spend(trx, lots, { agentId, units: cost, action, chargeId, now });
     await m.bumpDaily(trx, agentId, pool, day, 1);
-    const after = summarize(lots);
+    const after = summarize(lots, now);
+    const browse = tier.metering === 'monthly'
+      ? await browseRemaining(trx, agentId, tier, now)
+      : FREE_FLOORS.browse! - usedInWindow(await queue('browse'), now, FLOOR_WINDOW_MS);
+    keep(agentId, state, account);
     return {
       day,
       charge: { chargeId, agentId, action, pool, free, costUnits: cost, tier: tier.name },
@@ -180,16 +205,27 @@ export function createMetering(deps: MeteringDeps): Metering {
         tier_label: tier.label,
         auto_topup: account.auto_topup_enabled === 1,
         credits_expire_at: after.earliestExpiry === null ? null : iso(after.earliestExpiry),
-        browse_calls_remaining: await browseRemaining(trx, agentId, tier, now),
+        browse_calls_remaining: browse,
       },
     };
+  }
+
+  /**
+   * The state now matches what this transaction wrote (the account's new stamp). If the transaction
+   * commits, the next charge finds that stamp and reuses the state; if it rolls back, the stamp reverts
+   * and the state is reloaded. Later jobs of the same transaction expect the new stamp.
+   */
+  function keep(agentId: string, state: MeterState, account: LockedAccount): void {
+    state.stamp = account.meter_stamp;
+    account.prev_stamp = account.meter_stamp;
+    states.put(agentId, state);
   }
 
   /**
    * After a charge under the lock: when it took the balance under the auto-top-up threshold, mark the
    * dip (exactly one charge of any instance triggers the refill). Returns the event to fire after commit.
    */
-  async function markDip(trx: Transaction<Database>, job: Job, account: Account, d: Decided): Promise<LowBalance | undefined> {
+  async function markDip(trx: Transaction<Database>, job: Job, account: LockedAccount, d: Decided): Promise<LowBalance | undefined> {
     if (!(d.charge.costUnits > 0 && account.auto_topup_enabled === 1 && account.topup_dip_open === 0)) return undefined;
     const units = parseUsd(d.usage.credits_remaining_usd);
     if (units >= account.auto_topup_threshold_units) return undefined;
@@ -275,7 +311,7 @@ export function createMetering(deps: MeteringDeps): Metering {
         store.db.transaction().execute(async (trx) => {
           const account = await trx.selectFrom('billing_accounts').select(['lifetime_purchase_units', 'auto_topup_enabled']).where('agent_id', '=', agentId).executeTakeFirst();
           const tier = effectiveTier(stored, Number(account?.lifetime_purchase_units ?? 0));
-          const b = summarize(await m.lots(trx, agentId, now));
+          const b = summarize(await m.lots(trx, agentId, now), now);
           return {
             credits_remaining_usd: formatUsd(b.units),
             tier_label: tier.label,

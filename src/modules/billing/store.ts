@@ -12,8 +12,11 @@ import type { Database } from '../../infra/db/schema';
 import type { BillingAccountsTable } from '../../infra/db/tables/billing';
 import type { Db } from './ledger-store';
 import { createMeterSql } from './meter-sql';
+import { newOrderedId } from '../../lib/ids';
 
 export type Account = BillingAccountsTable;
+/** A locked account: `meter_stamp` is the fresh stamp this transaction wrote, `prev_stamp` the one it found. */
+export interface LockedAccount extends Account { prev_stamp: string | null }
 
 export function createBillingStore(db: Kysely<Database>, sqlite?: SQLite.Database) {
   const engine = engineOf(db);
@@ -27,30 +30,38 @@ export function createBillingStore(db: Kysely<Database>, sqlite?: SQLite.Databas
       .values(missing.map((agent_id) => ({
         agent_id, lifetime_purchase_units: 0, payment_customer_id: null, payment_method_id: null, recharge_consent_id: null,
         auto_topup_enabled: 0, auto_topup_threshold_units: 0, auto_topup_units: 0, topup_dip_open: 0, topup_intent_id: null,
-        created_at: now, updated_at: now,
+        meter_stamp: null, meter_prev_stamp: null, created_at: now, updated_at: now,
       })))
       .onConflict((oc) => oc.column('agent_id').doNothing())
       .execute();
   }
 
-  async function lockAccounts(trx: Transaction<Database>, agentIds: string[], now: number): Promise<Map<string, Account>> {
+  async function lockAccounts(trx: Transaction<Database>, agentIds: string[], now: number): Promise<Map<string, LockedAccount>> {
     const ids = [...new Set(agentIds)].sort();
     await ensureAccounts(trx, ids, now);
     let q = trx.selectFrom('billing_accounts').selectAll().where('agent_id', 'in', ids).orderBy('agent_id');
     if (engine === 'postgres') q = q.forUpdate();
     const rows = await q.execute();
-    const out = new Map<string, Account>();
-    for (const r of rows) out.set(r.agent_id, normalizeAccount(r));
+    const out = new Map<string, LockedAccount>();
+    for (const r of rows) {
+      const stamp = newOrderedId();
+      await meterSql.restamp(trx, r.agent_id, stamp);
+      out.set(r.agent_id, { ...normalizeAccount(r), prev_stamp: r.meter_stamp, meter_stamp: stamp });
+    }
     return out;
   }
 
+  const meterSql = createMeterSql(db, sqlite);
   return {
     db,
     engine,
     /** The charge's compiled statements (meter-sql.ts); direct on the SQLite connection when given. */
-    sql: createMeterSql(db, sqlite),
-    /** Runs fn in one transaction holding the locks of these agents' accounts. */
-    async withLocks<T>(agentIds: string[], now: number, fn: (trx: Transaction<Database>, accounts: Map<string, Account>) => Promise<T>): Promise<T> {
+    sql: meterSql,
+    /**
+     * Runs fn in one transaction holding the locks of these agents' accounts. Every locked account
+     * gets a fresh meter_stamp, so in-memory metering state of these agents is reloaded afterwards.
+     */
+    async withLocks<T>(agentIds: string[], now: number, fn: (trx: Transaction<Database>, accounts: Map<string, LockedAccount>) => Promise<T>): Promise<T> {
       const result = await db.transaction().execute(async (trx) => fn(trx, await lockAccounts(trx, agentIds, now)));
       for (const id of agentIds) known.add(id);
       return result;

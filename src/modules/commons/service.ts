@@ -55,8 +55,11 @@ export function canPublish(auth: Pick<AuthContext, 'tier' | 'scopes'>): boolean 
   return tierOf(auth.tier).name !== 'free' || auth.scopes.includes('svc:commons-publish');
 }
 
+const STATS_TTL_MS = 1000;
+
 export function createCommonsService(deps: CommonsDeps) {
   const { store, clock } = deps;
+  const statsCache = new Map<string, { at: number; value: { size: number; contributions: number } }>();
   return {
     async publish(auth: AuthContext, input: { key: string; value: unknown; tags?: string[]; source?: string | null; confidence?: number }) {
       if (!canPublish(auth)) {
@@ -75,6 +78,7 @@ export function createCommonsService(deps: CommonsDeps) {
         vouch_count: 0, created_at: now, updated_at: now, deleted_at: null,
       };
       await store.insert(row, deps.indexer ? (trx) => deps.indexer!.enqueue(trx, COMMONS_COLLECTION, COMMONS_OWNER, [row.entry_id]) : undefined);
+      statsCache.clear();
       return { status: 'success', entry: entryView(row) };
     },
 
@@ -133,12 +137,23 @@ export function createCommonsService(deps: CommonsDeps) {
       if (!r) throw notFound(entryId);
       if (r.publisher_id !== agentId) throw new ApiError(403, 'COMMONS_NOT_PUBLISHER', 'Only the publisher of an entry can delete it');
       await store.remove(entryId, clock.now(), deps.indexer ? (trx) => deps.indexer!.forget(trx, COMMONS_COLLECTION, COMMONS_OWNER, [entryId]) : undefined);
+      statsCache.clear();
       return { status: 'success', entry_id: entryId, deleted: true };
     },
 
-    /** For `_svc.usage` (billing's CommonsStatsPort): entries in the commons, and this agent's. */
+    /**
+     * For `_svc.usage` of every metered answer (billing's CommonsStatsPort): entries in the commons,
+     * and this agent's. Kept for a second per agent (a count over the whole commons on every charge
+     * would grow with it); a publish or delete on this instance refreshes at once.
+     */
     async stats(agentId: string): Promise<{ size: number; contributions: number }> {
-      return store.stats(agentId);
+      const now = clock.now();
+      const hit = statsCache.get(agentId);
+      if (hit && now - hit.at < STATS_TTL_MS && now >= hit.at) return hit.value;
+      const value = await store.stats(agentId);
+      if (statsCache.size >= 10_000) statsCache.clear();
+      statsCache.set(agentId, { at: now, value });
+      return value;
     },
 
     /** The indexer's text source for commons entries. */

@@ -13,6 +13,10 @@ export interface BillingAccountsTable {
   /** 1 while the balance is in a dip for which the one off-session charge was already made. */
   topup_dip_open: number;
   topup_intent_id: string | null;
+  /** Rewritten by every transaction that locks the account: validates in-memory metering state (metering.ts). */
+  meter_stamp: string | null;
+  /** The stamp the last locking transaction replaced (returned by the same UPDATE). */
+  meter_prev_stamp: string | null;
   created_at: number;
   updated_at: number;
 }
