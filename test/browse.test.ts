@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { html, oversized, redirect, respond, slow, startWebServer, text, type FakeWebServer } from './fakes/web-server';
 import { setDailyCount, startWebApp, type WebApp } from './search-support';
+import { credits } from '../src/lib/money';
+import { billingModuleFor } from '../src/modules/billing/module';
 
 /**
  * POST /v1/browse and GET /v1/browse/{id} against loopback pages (SVC_OUTBOUND_ALLOW_LOOPBACK=true;
@@ -161,6 +163,25 @@ describe('browse quota', () => {
     const refused = await browse(a.token, { url: `${site.url}/tides` });
     expect(refused.status).toBe(402);
     expect(refused.body.error_code).toBe('INSUFFICIENT_CREDITS');
+    // Refused before fetching: the page was fetched 20 times, not 21.
+    expect(site.hits.filter((h) => h === '/tides')).toHaveLength(20);
+  });
+
+  test('parallel browses at the boundary: the charge commits with the log row, so exactly the affordable ones are answered and logged', async () => {
+    site.route('/tides', html(ARTICLE));
+    const a = await w.agent();
+    for (let i = 0; i < 18; i++) expect((await browse(a.token, { url: `${site.url}/tides` })).status).toBe(200);
+    // 2 free left, and credit for exactly one paid static browse (3 credits).
+    await billingModuleFor(w.config)!.credits.add(a.id, { kind: 'grant', units: credits(3), ref: `t:${a.id}`, expiresAt: null });
+    const res = await Promise.all(Array.from({ length: 10 }, () => browse(a.token, { url: `${site.url}/tides` })));
+    const ok = res.filter((r) => r.status === 200);
+    expect(ok).toHaveLength(3);
+    for (const r of res.filter((x) => x.status !== 200)) expect(r.body.error_code).toBe('INSUFFICIENT_CREDITS');
+    expect((await billingModuleFor(w.config)!.credits.balance(a.id)).units).toBe(0);
+    // Every answered browse is logged and readable; no refused one is.
+    const logged = await w.built.database.db.selectFrom('browse_log').select('browse_id').where('agent_id', '=', a.id).execute();
+    expect(logged).toHaveLength(21);
+    for (const r of ok) expect((await w.request('GET', `/v1/browse/${r.body.browse_id}`, { token: a.token })).status).toBe(200);
   });
 
   test('legacy monthly tier past its browse quota: 429 BROWSE_LIMIT, the page is not fetched', async () => {

@@ -46,6 +46,7 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
     return (values: Parameters<typeof run>[0], trx: Transaction<Database>) => run(values, trx);
   };
 
+  const peekQ = q<Account>((s) => db.selectFrom('billing_accounts').selectAll().where('agent_id', '=', s.agent));
   // Locks the row (an UPDATE holds its row lock to the end of the transaction on both engines) and
   // rotates the stamp, returning the row with the stamp it replaced: one statement.
   const lockQ = q<Account>((s) => db.updateTable('billing_accounts')
@@ -95,6 +96,9 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
       }
       return { ...normalizeAccount(row), prev_stamp: row.meter_prev_stamp };
     },
+
+    /** The account row without locking it (a dry-run decision). */
+    peek: (trx: Trx, agentId: string) => peekQ({ agent: agentId }, trx).then(([r]) => (r ? normalizeAccount(r) : undefined)),
 
     restamp: (trx: Trx, agentId: string, stamp: string) => restampQ({ agent: agentId, charge: stamp }, trx).then(() => undefined),
 

@@ -25,7 +25,7 @@ import { summarize } from './meter-sql';
 import { createMeterStates, pickSlot, slotQueue, usedInWindow, useSlot, type MeterState } from './meter-state';
 import { bumpDaily, releaseFreeSlot } from './meter-store';
 import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, type MeteredAction, type Pool } from './pricing';
-import type { Account, BillingStore, LockedAccount } from './store';
+import { emptyAccount, type Account, type BillingStore, type LockedAccount } from './store';
 import { monthStartDay, utcDay } from './time';
 
 export type { MeteredAction } from './pricing';
@@ -76,6 +76,12 @@ export interface Metering {
    * rest of `trx`. Throws ApiError to refuse (402 INSUFFICIENT_CREDITS, a 429 quota code).
    */
   chargeWithin(trx: Transaction<Database>, agentId: string, action: MeteredAction, opts?: ChargeOptions): Promise<ChargeWithin>;
+  /**
+   * Would a charge pass now? The same decision as `charge`, made without writing or locking: throws
+   * the refusal it would give. Not a reservation: a route that checks first, does its work and then
+   * charges inside its own transaction (`chargeWithin`) may still be refused at that point.
+   */
+  check(agentId: string, action: MeteredAction, opts?: ChargeOptions): Promise<void>;
   refund(charge: Charge): Promise<void>;
   usage(agentId: string, opts?: ChargeOptions): Promise<UsageSnapshot>;
 }
@@ -140,7 +146,7 @@ export function createMetering(deps: MeteringDeps): Metering {
    * by this transaction); an ApiError refuses only this job. Uses the agent's in-memory state when its
    * stamp is the one the lock found (meter-state.ts), else reads it; writes the charge's rows.
    */
-  async function decide(trx: Transaction<Database>, job: Job, account: LockedAccount): Promise<Decided> {
+  async function decide(trx: Transaction<Database>, job: Job, account: LockedAccount, dryRun = false): Promise<Decided | undefined> {
     const { agentId, action, now, chargeId } = job;
     const tier = effectiveTier(job.tier, account.lifetime_purchase_units);
     const pool = ACTION_POOL[action];
@@ -173,7 +179,9 @@ export function createMetering(deps: MeteringDeps): Metering {
       const floor = FREE_FLOORS[pool]!;
       const q = await queue(pool);
       const pick = pickSlot(q, floor, now, FLOOR_WINDOW_MS);
-      if (pick) {
+      if (pick && dryRun) {
+        // passes; nothing to write
+      } else if (pick) {
         state.stamp = null; // changing: never reused unless this charge completes
         await (pick.reuse ? m.reuseSlot : m.newSlot)(trx, { agentId, pool, slot: pick.slot, now, chargeId });
         useSlot(q, pick, now);
@@ -188,6 +196,10 @@ export function createMetering(deps: MeteringDeps): Metering {
             { upgrade_url: deps.upgradeUrl, price_usd: formatUsd(cost), credits_remaining_usd: formatUsd(units) });
         }
       }
+    }
+    if (dryRun) {
+      keep(agentId, state, account);
+      return undefined;
     }
     state.stamp = null;
     if (cost > 0) await m.spend(trx, lots, { agentId, units: cost, action, chargeId, now });
@@ -241,7 +253,7 @@ export function createMetering(deps: MeteringDeps): Metering {
       for (const job of jobs) {
         const account = accounts.get(job.agentId)!;
         try {
-          const d = await decide(trx, job, account);
+          const d = (await decide(trx, job, account))!;
           results.push({ ok: true, value: d });
           const dip = await markDip(trx, job, account, d);
           if (dip) low.push(dip);
@@ -293,7 +305,7 @@ export function createMetering(deps: MeteringDeps): Metering {
       const tier = await tierFor(agentId, opts);
       const job: Job = { agentId, action, tier, chargeId: newOrderedId(), now: clock.now() };
       const account = await m.lock(trx, agentId, job.now);
-      const d = await decide(trx, job, account);
+      const d = (await decide(trx, job, account))!;
       const dip = await markDip(trx, job, account, d);
       return {
         ...d.charge,
@@ -302,6 +314,19 @@ export function createMetering(deps: MeteringDeps): Metering {
           return { ...d.usage, ...(await commonsPart(agentId)) };
         },
       };
+    },
+    async check(agentId, action, opts) {
+      if (!(action in ACTION_POOL)) throw new Error(`unknown metered action ${action}`);
+      const tier = await tierFor(agentId, opts);
+      const job: Job = { agentId, action, tier, chargeId: '', now: clock.now() };
+      await store.db.transaction().execute(async (trx) => {
+        const row = await m.peek(trx, agentId);
+        // No account yet: nothing used, nothing held; the decision below reads the same empty state.
+        const account: LockedAccount = row
+          ? { ...row, prev_stamp: row.meter_stamp }
+          : { ...emptyAccount(agentId), prev_stamp: null };
+        await decide(trx, job, account, true);
+      });
     },
     refund: (charge) => charge.refund(),
     async usage(agentId, opts) {

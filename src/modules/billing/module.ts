@@ -36,6 +36,7 @@ function unmetered(counted: Metering): Metering {
       const usage = await counted.usage(agentId, opts);
       return { chargeId: 'unmetered', agentId, action, pool: ACTION_POOL[action], free: true, costUnits: 0, tier: 'free', usage, refund: async () => {} };
     },
+    check: async () => {},
     async chargeWithin(_trx, agentId, action, opts) {
       return { chargeId: 'unmetered', agentId, action, pool: ACTION_POOL[action], free: true, costUnits: 0, tier: 'free', committed: () => counted.usage(agentId, opts) };
     },

@@ -27,11 +27,7 @@ export function createBillingStore(db: Kysely<Database>, sqlite?: SQLite.Databas
     const missing = agentIds.filter((id) => !known.has(id));
     if (missing.length === 0) return;
     await trx.insertInto('billing_accounts')
-      .values(missing.map((agent_id) => ({
-        agent_id, lifetime_purchase_units: 0, payment_customer_id: null, payment_method_id: null, recharge_consent_id: null,
-        auto_topup_enabled: 0, auto_topup_threshold_units: 0, auto_topup_units: 0, topup_dip_open: 0, topup_intent_id: null,
-        meter_stamp: null, meter_prev_stamp: null, created_at: now, updated_at: now,
-      })))
+      .values(missing.map((agent_id) => ({ ...emptyAccount(agent_id), created_at: now, updated_at: now })))
       .onConflict((oc) => oc.column('agent_id').doNothing())
       .execute();
   }
@@ -92,6 +88,15 @@ export function createBillingStore(db: Kysely<Database>, sqlite?: SQLite.Databas
         throw e;
       }
     },
+  };
+}
+
+/** The account an agent has before its first billing write. */
+export function emptyAccount(agentId: string): Account {
+  return {
+    agent_id: agentId, lifetime_purchase_units: 0, payment_customer_id: null, payment_method_id: null, recharge_consent_id: null,
+    auto_topup_enabled: 0, auto_topup_threshold_units: 0, auto_topup_units: 0, topup_dip_open: 0, topup_intent_id: null,
+    meter_stamp: null, meter_prev_stamp: null, created_at: 0, updated_at: 0,
   };
 }
 

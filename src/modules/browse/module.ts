@@ -10,8 +10,8 @@ import type { Clock } from '../../lib/clock';
 import type { DatabaseHandle } from '../../infra/db/database';
 import { createOutboundWebFromConfig, type OutboundWeb } from '../../infra/web';
 import { createRendererFromConfig } from '../../infra/renderer';
-import type { Metering } from '../billing/metering';
-import type { TierReader } from './ports';
+import type { MeteredAction, Metering } from '../billing/metering';
+import type { BrowseMode, TierReader } from './ports';
 import { browseRoutes } from './routes';
 import { createBrowseService } from './service';
 import { createBrowseStore } from './store';
@@ -22,11 +22,13 @@ export interface BrowseModuleDeps {
   database: DatabaseHandle;
   clock: Clock;
   envelope: EnvelopeBuilder;
-  metering: Pick<Metering, 'charge'>;
+  metering: Pick<Metering, 'check' | 'chargeWithin'>;
   tiers: TierReader;
   /** The outbound web layer when app.ts shares one; built from settings otherwise. */
   web?: OutboundWeb;
 }
+
+const browseAction = (mode: BrowseMode): MeteredAction => (mode === 'dynamic' ? 'browse_dynamic' : 'browse_static');
 
 export function createBrowseModule(deps: BrowseModuleDeps) {
   const { config, clock } = deps;
@@ -44,7 +46,10 @@ export function createBrowseModule(deps: BrowseModuleDeps) {
     robots,
     extractor,
     renderer,
-    meter: { chargeBrowse: (agentId, tier, mode) => deps.metering.charge(agentId, mode === 'dynamic' ? 'browse_dynamic' : 'browse_static', { tier }) },
+    meter: {
+      check: (agentId, tier, mode) => deps.metering.check(agentId, browseAction(mode), { tier }),
+      chargeWithin: (trx, agentId, tier, mode) => deps.metering.chargeWithin(trx, agentId, browseAction(mode), { tier }),
+    },
     probation: createProbation({ tiers: deps.tiers, probationHours: config.search.browseProbationHours, now: () => clock.now() }),
   });
   return {

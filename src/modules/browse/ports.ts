@@ -2,6 +2,8 @@
  * Narrow ports of the browse module. The outbound web layer (src/infra/web, src/infra/renderer)
  * and billing satisfy them; app.ts wires the real ones (module.ts).
  */
+import type { Transaction } from 'kysely';
+import type { Database } from '../../infra/db/schema';
 import type { TierDefinition } from '../../lib/tiers';
 
 export type BrowseMode = 'static' | 'dynamic';
@@ -29,9 +31,14 @@ export interface PageRenderer {
   render(url: string): Promise<{ finalUrl: string; status: number; contentType: string; title: string; text: string }>;
 }
 
-/** Billing: charges one browse (static or dynamic price), or throws 429 BROWSE_LIMIT / 402 INSUFFICIENT_CREDITS. */
+/**
+ * Billing, for one browse (static or dynamic price). `check` before fetching refuses early (429
+ * BROWSE_LIMIT / 402 INSUFFICIENT_CREDITS) without charging; `chargeWithin` charges inside the
+ * transaction that logs the browse, so the charge and the record commit together or not at all.
+ */
 export interface BrowseMeter {
-  chargeBrowse(agentId: string, storedTier: string, mode: BrowseMode): Promise<{ usage: object; refund(): Promise<void> }>;
+  check(agentId: string, storedTier: string, mode: BrowseMode): Promise<void>;
+  chargeWithin(trx: Transaction<Database>, agentId: string, storedTier: string, mode: BrowseMode): Promise<{ committed(): Promise<object> }>;
 }
 
 /** The tier the agent is billed on (purchases can raise the stored tier). */

@@ -93,21 +93,17 @@ export function createBrowseService(deps: BrowseServiceDeps) {
       if (!(await deps.robots.isAllowed(url))) {
         throw new ApiError(422, 'BROWSE_ROBOTS_DISALLOW', 'robots.txt of this site does not allow svc-browse to fetch this URL');
       }
-      const charge = await deps.meter.chargeBrowse(caller.agentId, caller.tier, mode);
-      let row: BrowseRow;
-      try {
-        const page = await web(() => fetchPage(mode, url));
-        row = {
-          browse_id: newId(), agent_id: caller.agentId, url, final_url: page.finalUrl, mode, http_status: page.status,
-          content_type: page.contentType, title: page.title || null, text: page.text,
-          response_time_ms: Math.round(performance.now() - started), created_at: clock.now(),
-        };
-        await store.insert(row);
-      } catch (e) {
-        await charge.refund();
-        throw e;
-      }
-      return { record: recordOf(row), usage: charge.usage };
+      // Refuse before fetching when the agent could not pay; the charge itself commits with the log row
+      // (one transaction), so a failed fetch is never charged and a charged browse is always logged.
+      await deps.meter.check(caller.agentId, caller.tier, mode);
+      const page = await web(() => fetchPage(mode, url));
+      const row: BrowseRow = {
+        browse_id: newId(), agent_id: caller.agentId, url, final_url: page.finalUrl, mode, http_status: page.status,
+        content_type: page.contentType, title: page.title || null, text: page.text,
+        response_time_ms: Math.round(performance.now() - started), created_at: clock.now(),
+      };
+      const charge = await store.insertCharged(row, (trx) => deps.meter.chargeWithin(trx, caller.agentId, caller.tier, mode));
+      return { record: recordOf(row), usage: await charge.committed() };
     },
 
     async get(agentId: string, browseId: string): Promise<BrowseRecord> {

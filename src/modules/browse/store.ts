@@ -1,5 +1,5 @@
 /** SQL of the browse log; every query is scoped by agent_id (a foreign id reads as missing). */
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { BrowseLogTable } from '../../infra/db/tables/web';
 import type { ActivityBound } from '../usage/activity-types';
@@ -12,8 +12,13 @@ const normalize = (r: BrowseRow): BrowseRow => ({
 
 export function createBrowseStore(db: Kysely<Database>) {
   return {
-    async insert(row: BrowseRow): Promise<void> {
-      await db.insertInto('browse_log').values(row).execute();
+    /** Logs a browse in one transaction with `charge` (billing's), which runs first and may refuse. */
+    async insertCharged<C>(row: BrowseRow, charge: (trx: Transaction<Database>) => Promise<C>): Promise<C> {
+      return db.transaction().execute(async (trx) => {
+        const c = await charge(trx);
+        await trx.insertInto('browse_log').values(row).execute();
+        return c;
+      });
     },
 
     async get(agentId: string, browseId: string): Promise<BrowseRow | undefined> {
