@@ -17,6 +17,7 @@ import ExcelJS from 'exceljs';
 import { createDocumentParser, resolveParseLimits } from '../src/infra/parsers/index';
 import { extractDocument } from '../src/infra/parsers/extract';
 import { pdfDocument, prose, writeLargeXlsx } from '../test/fixtures/documents';
+import { keepBuiltins } from '../src/infra/parsers/builtins.mjs';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -42,7 +43,9 @@ async function time(run: () => Promise<unknown>): Promise<number> {
 }
 
 async function libraryPdf(): Promise<number> {
-  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  // keepBuiltins: pdfjs' legacy build replaces the native Array.prototype.push process-wide, which
+  // would slow every library baseline measured after it (see src/infra/parsers/builtins.mjs).
+  const pdfjs = await keepBuiltins(() => import('pdfjs-dist/legacy/build/pdf.mjs'));
   const doc = await pdfjs.getDocument({ url: pathToFileURL(pdfPath), isEvalSupported: false, verbosity: 0 }).promise;
   let chars = 0;
   for (let n = 1; n <= doc.numPages; n++) {
