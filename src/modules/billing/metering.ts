@@ -57,9 +57,17 @@ export interface Charge {
   costUnits: Units;
   tier: TierName;
   usage: UsageSnapshot;
+  /**
+   * Search-pool charges (search, blob_search): the pool's calls this UTC month (this one included)
+   * and free calls used in the rolling window, read in the charge's own transaction, so a search
+   * response's `usage` needs no further read.
+   */
+  poolCounts?: PoolCounts;
   /** Gives the call back (free slot or credit, and the count). Idempotent. */
   refund(): Promise<void>;
 }
+
+export interface PoolCounts { callsThisMonth: number; freeUsedInWindow: number }
 
 /** A charge made inside the caller's transaction: it commits or rolls back with the caller's write. */
 export interface ChargeWithin extends Omit<Charge, 'refund' | 'usage'> {
@@ -205,13 +213,17 @@ export function createMetering(deps: MeteringDeps): Metering {
     if (cost > 0) await m.spend(trx, lots, { agentId, units: cost, action, chargeId, now });
     await m.bumpDaily(trx, agentId, pool, day, 1);
     const after = summarize(lots, now);
+    const poolCounts = pool === 'search' ? {
+      callsThisMonth: await m.countDays(trx, agentId, pool, monthStartDay(now), day),
+      freeUsedInWindow: usedInWindow(await queue(pool), now, FLOOR_WINDOW_MS),
+    } : undefined;
     const browse = tier.metering === 'monthly'
       ? await browseRemaining(trx, agentId, tier, now)
       : FREE_FLOORS.browse! - usedInWindow(await queue('browse'), now, FLOOR_WINDOW_MS);
     keep(agentId, state, account);
     return {
       day,
-      charge: { chargeId, agentId, action, pool, free, costUnits: cost, tier: tier.name },
+      charge: { chargeId, agentId, action, pool, free, costUnits: cost, tier: tier.name, poolCounts },
       usage: {
         credits_remaining_usd: formatUsd(after.units),
         tier_label: tier.label,

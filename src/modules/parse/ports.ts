@@ -9,7 +9,13 @@ export interface BlobsPort {
 
 /** Billing's metering: 'parse' (parse quota → 429 PARSE_QUOTA_EXCEEDED) and 'blob_search' (search pool → 429 SEARCH_CALLS_LIMIT). */
 export interface ParseMeter {
-  charge(agentId: string, action: 'parse' | 'blob_search', opts?: { tier?: string }): Promise<{ usage: { credits_remaining_usd: string }; refund(): Promise<void> }>;
+  charge(agentId: string, action: 'parse' | 'blob_search', opts?: { tier?: string }): Promise<{
+    usage: { credits_remaining_usd: string };
+    /** The effective tier billing decided on, and (blob search) the search pool's counts after this call. */
+    tier: string;
+    poolCounts?: { callsThisMonth: number; freeUsedInWindow: number };
+    refund(): Promise<void>;
+  }>;
 }
 
 /** The tier whose parse rate applies. */
@@ -17,7 +23,7 @@ export type TierResolver = (agentId: string, storedTier: string) => Promise<Tier
 
 /** The top-level `usage` object of a search response (the usage module builds it for web search too). */
 export interface SearchUsageReader {
-  searchUsage(agentId: string, storedTier: string, known?: { balanceUnits?: number }): Promise<unknown>;
+  searchUsage(agentId: string, storedTier: string, known?: { balanceUnits?: number; tierName?: string; counts?: { callsThisMonth: number; freeUsedInWindow: number } }): Promise<unknown>;
 }
 
 export interface Caller {

@@ -97,7 +97,9 @@ export function createBlobSearch(deps: BlobSearchDeps) {
         });
       }
       const usage = deps.usage && charge
-        ? await deps.usage.searchUsage(caller.agentId, caller.tier, { balanceUnits: balanceUnitsOf(charge.usage.credits_remaining_usd) })
+        ? await deps.usage.searchUsage(caller.agentId, caller.tier, {
+          balanceUnits: balanceUnitsOf(charge.usage.credits_remaining_usd), tierName: charge.tier, counts: charge.poolCounts,
+        })
         : null;
       return { search_id: newId(), query: text, results, usage, svcUsage: charge?.usage ?? null };
     },

@@ -1,5 +1,5 @@
 /** Narrow ports of the search module, implemented by billing and the usage module (wired in app.ts). */
-import type { SearchUsage } from '../usage/search-usage';
+import type { KnownSearchUsage, SearchUsage } from '../usage/search-usage';
 
 /** One metered call; refund() gives it back when the work then fails. */
 export interface MeterCharge {
@@ -7,6 +7,8 @@ export interface MeterCharge {
   usage: { credits_remaining_usd: string };
   /** The tier billing decided on (effective: purchases can raise the stored tier). */
   tier: string;
+  /** The search pool's counts after this call (billing reads them in the charge's transaction). */
+  poolCounts?: { callsThisMonth: number; freeUsedInWindow: number };
   refund(): Promise<void>;
 }
 
@@ -17,5 +19,5 @@ export interface SearchMeter {
 
 /** Usage module: the response's top-level `usage` object. */
 export interface SearchUsageReader {
-  searchUsage(agentId: string, storedTier: string, known?: { balanceUnits?: number; tierName?: string }): Promise<SearchUsage>;
+  searchUsage(agentId: string, storedTier: string, known?: KnownSearchUsage): Promise<SearchUsage>;
 }

@@ -71,7 +71,9 @@ export function createSearchService(deps: SearchServiceDeps) {
         }
         throw e;
       }
-      const usage = await deps.usage.searchUsage(caller.agentId, caller.tier, { balanceUnits: balanceUnitsOf(charge.usage.credits_remaining_usd), tierName: charge.tier });
+      const usage = await deps.usage.searchUsage(caller.agentId, caller.tier, {
+        balanceUnits: balanceUnitsOf(charge.usage.credits_remaining_usd), tierName: charge.tier, counts: charge.poolCounts,
+      });
       return {
         search_id: newId(),
         query: q,

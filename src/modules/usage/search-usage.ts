@@ -26,13 +26,21 @@ export interface SearchUsage {
   search_overage_rate_per_call: string | null;
 }
 
+/** What a caller may already know from billing's charge (saves the reads). */
+export interface KnownSearchUsage {
+  balanceUnits?: number;
+  tierName?: string;
+  /** The search pool's calls this UTC month and free calls used in the rolling window. */
+  counts?: { callsThisMonth: number; freeUsedInWindow: number };
+}
+
 export async function searchUsage(
   r: MeterReadings, terms: MeterTerms, upgradeUrl: string,
-  a: { agentId: string; storedTier: string; now: number; balanceUnits?: number; tier?: TierDefinition },
+  a: { agentId: string; storedTier: string; now: number; balanceUnits?: number; tier?: TierDefinition; counts?: KnownSearchUsage['counts'] },
 ): Promise<SearchUsage> {
   const [tier, counts] = await Promise.all([
     a.tier ? Promise.resolve(a.tier) : r.effectiveTier(a.agentId, a.storedTier),
-    r.searchCounts(a.agentId, utcMonthStartDay(a.now), utcDayOf(a.now)),
+    a.counts ? { calls: a.counts.callsThisMonth, freeUsed: a.counts.freeUsedInWindow } : r.searchCounts(a.agentId, utcMonthStartDay(a.now), utcDayOf(a.now)),
   ]);
   const total = counts.calls;
   if (tier.metering === 'monthly') {

@@ -8,7 +8,7 @@ import type { ActivitySource } from './activity-types';
 import { createActivityFeed } from './activity';
 import { usageHistory } from './history';
 import type { MeterReadings, MeterTerms } from './ports';
-import { searchUsage, type SearchUsage } from './search-usage';
+import { searchUsage, type KnownSearchUsage, type SearchUsage } from './search-usage';
 
 export interface UsageServiceDeps {
   readings: MeterReadings;
@@ -28,11 +28,13 @@ export function createUsageService(deps: UsageServiceDeps) {
     },
     /**
      * The search response's `usage`. `known` carries what the caller already has from billing's
-     * charge (balance, effective tier name), which saves reads on every search.
+     * charge (balance, effective tier name, the search pool's counts), which saves reads on every search.
      */
-    searchUsage(agentId: string, storedTier: string, known: { balanceUnits?: number; tierName?: string } = {}): Promise<SearchUsage> {
+    searchUsage(agentId: string, storedTier: string, known: KnownSearchUsage = {}): Promise<SearchUsage> {
       const tier = known.tierName && known.tierName in TIERS ? TIERS[known.tierName as TierName] : undefined;
-      return searchUsage(deps.readings, deps.terms, deps.upgradeUrl, { agentId, storedTier, now: deps.clock.now(), balanceUnits: known.balanceUnits, tier });
+      return searchUsage(deps.readings, deps.terms, deps.upgradeUrl, {
+        agentId, storedTier, now: deps.clock.now(), balanceUnits: known.balanceUnits, tier, counts: known.counts,
+      });
     },
     /** The tier the agent is billed on (browse's probation rule reads it). */
     effectiveTier(agentId: string, storedTier: string) {
