@@ -237,3 +237,24 @@ describe('meter port (billing)', () => {
     expect(await chargedRows(a.id)).toBe(1);
   });
 });
+
+describe('reads never see an open write transaction', () => {
+  test('a GET issued while a write is in flight answers from committed data only (the write then rolls back)', async () => {
+    const a = await agent('starter');
+    const store = createMemoryStore(built.database.db, built.database.sqlite);
+    const svc = createMemoryService({ store, clock, upgradeUrl: 'u' });
+    const caller = { agentId: a.id, tier: 'starter' };
+    await svc.put(caller, 'k', { value: 'committed' });
+    let pending: Promise<unknown> | undefined;
+    await expect(built.database.db.transaction().execute(async (trx) => {
+      await trx.updateTable('memory_versions').set({ value: JSON.stringify('uncommitted') })
+        .where('agent_id', '=', a.id).where('key', '=', 'k').execute();
+      // Issued while this transaction is open and has changed the row.
+      pending = svc.get(caller, 'k');
+      await new Promise((r) => setTimeout(r, 20));
+      throw new Error('roll back');
+    })).rejects.toThrow('roll back');
+    expect(await pending).toMatchObject({ value: 'committed' });
+    expect(await svc.get(caller, 'k')).toMatchObject({ value: 'committed' });
+  });
+});

@@ -18,9 +18,9 @@ export function prepared<S extends Record<string, string | number>, R>(
    * - Called with a transaction (`q`): svc has a single SQLite connection and the caller's open
    *   transaction holds it, so the statement runs inside that transaction, exactly as through Kysely.
    *   Reads and writes alike.
-   * - Called without `q`: read-only lookups only. Such a read can observe rows written by a
-   *   transaction that is open at that moment (never a torn row); use it only where that is
-   *   harmless (auth and profile lookups).
+   * - Called without `q` (reads only): straight on the connection only while no transaction is open
+   *   on it, so the read sees committed data only; while one is open (a write batch in flight) it
+   *   goes through Kysely, which waits for that transaction to end, as any other read does.
    */
   direct?: SQLite.Database,
   // Values left out bind as null.
@@ -32,7 +32,7 @@ export function prepared<S extends Record<string, string | number>, R>(
   const stmt = direct?.prepare(compiled.sql);
   return async (values, q) => {
     const params = slots.map((s) => (s.name === undefined ? s.constant : values[s.name] ?? null));
-    if (stmt && (q === undefined || q.isTransaction)) {
+    if (stmt && (q === undefined ? !direct!.inTransaction : q.isTransaction)) {
       if (stmt.reader) return stmt.all(params) as R[];
       stmt.run(params);
       return [];

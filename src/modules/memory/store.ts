@@ -88,12 +88,13 @@ export function createMemoryStore(db: Db, sqlite?: SQLite.Database) {
 
   // Sentinels: values no real call uses, found again in the compiled parameter list.
   const S = { agent: '\u0000agent', key: '\u0000key', month: '\u0000month', now: -987_654_321_012_345 };
+  // Reads of committed data: straight on the SQLite connection while no write batch is open (prepared.ts).
   const getWithCountersQ = prepared(db, S, (s) => entries(db, s.agent, s.now).where('h.key', '=', s.key)
-    .select(entryColumns).select(counterSelects(s.agent, s.month, s.now)));
+    .select(entryColumns).select(counterSelects(s.agent, s.month, s.now)), sqlite);
   const precheckQ = prepared(db, S, (s) => db.selectNoFrom((eb) => [
     ...counterSelects(s.agent, s.month, s.now)(eb),
     eb.selectFrom('memory_heads as h').select('h.size_bytes').where('h.agent_id', '=', s.agent).where('h.key', '=', s.key).where(live(s.now)).as('c_live'),
-  ]));
+  ]), sqlite);
 
   // Run only inside the write's transaction (direct on the SQLite connection there; see prepared.ts).
   const countersQ = prepared(db, S, (s) => db.selectNoFrom(counterSelects(s.agent, s.month, s.now)), sqlite);
