@@ -16,7 +16,7 @@ const standalone = (m: Metering): ChargeFn => (a) => m.charge(a, 'search');
 /** Charges inside a caller's own transaction (`chargeWithin`), as memory writes do. */
 const withinCaller = (m: Metering, db: Kysely<Database>): ChargeFn => (a) =>
   db.transaction().execute(async (trx) => {
-    const c = await m.chargeWithin(trx, a, 'search');
+    const c = await m.chargeWithin(trx, a, 'search', { tier: 'free' });
     await trx.insertInto('metering_daily').values({ agent_id: a, pool: 'caller_write', day: c.chargeId, count: 1 }).execute();
     return c;
   });
@@ -68,7 +68,7 @@ describe(`concurrency at the boundary (${testEngine()})`, () => {
       await seed.addCredit(a);
       for (let i = 0; i < 50; i++) await r.metering.charge(a, 'search');
       await expect(r.handle.db.transaction().execute(async (trx) => {
-        await r.metering.chargeWithin(trx, a, 'search');
+        await r.metering.chargeWithin(trx, a, 'search', { tier: 'free' });
         throw new Error('caller failed');
       })).rejects.toThrow('caller failed');
       expect(await seed.balance(a)).toBe(cr(14));

@@ -81,9 +81,11 @@ export interface Metering {
   /**
    * Checks and charges inside `trx`, which the caller commits (one commit for its write and the
    * charge; a rollback undoes both, so nothing needs refunding). Locks the agent's account for the
-   * rest of `trx`. Throws ApiError to refuse (402 INSUFFICIENT_CREDITS, a 429 quota code).
+   * rest of `trx`. Throws ApiError to refuse (402 INSUFFICIENT_CREDITS, a 429 quota code). The
+   * caller passes the agent's stored tier: looking it up here would need a second connection, which
+   * SQLite's single one, held by `trx`, cannot give.
    */
-  chargeWithin(trx: Transaction<Database>, agentId: string, action: MeteredAction, opts?: ChargeOptions): Promise<ChargeWithin>;
+  chargeWithin(trx: Transaction<Database>, agentId: string, action: MeteredAction, opts: Required<ChargeOptions>): Promise<ChargeWithin>;
   /**
    * Would a charge pass now? The same decision as `charge`, made without writing or locking: throws
    * the refusal it would give. Not a reservation: a route that checks first, does its work and then
@@ -314,8 +316,7 @@ export function createMetering(deps: MeteringDeps): Metering {
     },
     async chargeWithin(trx, agentId, action, opts) {
       if (!(action in ACTION_POOL)) throw new Error(`unknown metered action ${action}`);
-      const tier = await tierFor(agentId, opts);
-      const job: Job = { agentId, action, tier, chargeId: newOrderedId(), now: clock.now() };
+      const job: Job = { agentId, action, tier: opts.tier, chargeId: newOrderedId(), now: clock.now() };
       const account = await m.lock(trx, agentId, job.now);
       const d = (await decide(trx, job, account))!;
       const dip = await markDip(trx, job, account, d);
