@@ -8,7 +8,6 @@
  */
 import type SQLite from 'better-sqlite3';
 import { sql, type Compilable, type Kysely, type Transaction } from 'kysely';
-import { engineOf } from '../../infra/db/dialect';
 import { prepared } from '../../infra/db/prepared';
 import type { Database } from '../../infra/db/schema';
 import { newOrderedId } from '../../lib/ids';
@@ -33,11 +32,10 @@ export function summarize(lots: Lot[], now: number): { units: Units; earliestExp
 }
 
 export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
-  const pg = engineOf(db) === 'postgres';
   const S = {
     agent: '\u0000agent', pool: '\u0000pool', day: '\u0000day', from: '\u0000from', lot: '\u0000lot', charge: '\u0000charge',
     entry: '\u0000entry', action: '\u0000action',
-    floor: -987_654_321_000_001, now: -987_654_321_000_002, since: -987_654_321_000_003, slot: -987_654_321_000_004,
+    now: -987_654_321_000_002, slot: -987_654_321_000_004,
     delta: -987_654_321_000_005, units: -987_654_321_000_006,
   };
   /** A compiled statement, always run in the caller's transaction; values left out bind as null. */
@@ -64,8 +62,6 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
   const insertSlotQ = q((s) => db.insertInto('metering_free_slots').values({ agent_id: s.agent, pool: s.pool, slot: s.slot, used_at: s.now, charge_id: s.charge }));
   const reuseSlotQ = q((s) => db.updateTable('metering_free_slots').set({ used_at: s.now, charge_id: s.charge })
     .where('agent_id', '=', s.agent).where('pool', '=', s.pool).where('slot', '=', s.slot));
-  const freeUsedQ = q<{ n: number }>((s) => db.selectFrom('metering_free_slots').select(sql<number>`count(*)`.as('n'))
-    .where('agent_id', '=', s.agent).where('pool', '=', s.pool).where('slot', '<', s.floor).where('used_at', '>', s.since));
   const lotsQ = q<Lot>((s) => db.selectFrom('credit_lots').select(['lot_id', 'remaining_units', 'expires_at'])
     .where('agent_id', '=', s.agent).where('remaining_units', '>', 0)
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', s.now)]))
@@ -84,8 +80,9 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
   type Trx = Transaction<Database>;
   return {
     /**
-     * The agent's account row, locked for the rest of the transaction (PostgreSQL: FOR UPDATE; SQLite:
-     * the caller's transaction holds the only connection), created on first use, with a fresh stamp.
+     * The agent's account row, locked for the rest of the transaction (the UPDATE's row lock on
+     * PostgreSQL; on SQLite the caller's transaction holds the only connection), created on first
+     * use, with a fresh stamp; `prev_stamp` is the one it replaced.
      */
     async lock(trx: Trx, agentId: string, now: number): Promise<LockedAccount> {
       const stamp = newOrderedId();
@@ -111,10 +108,6 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
 
     reuseSlot: (trx: Trx, a: { agentId: string; pool: string; slot: number; now: number; chargeId: string }) =>
       reuseSlotQ({ agent: a.agentId, pool: a.pool, slot: a.slot, now: a.now, charge: a.chargeId }, trx).then(() => undefined),
-
-    async freeUsed(trx: Trx, agentId: string, pool: string, floor: number, since: number): Promise<number> {
-      return Number((await freeUsedQ({ agent: agentId, pool, floor, since }, trx))[0].n);
-    },
 
     /** Lots with credit left and unexpired at `now`, in spending order. */
     lots: (trx: Trx, agentId: string, now: number) =>

@@ -1,33 +1,9 @@
 /**
- * SQL of the metering counters: free-floor slots (rolling 30 days) and per-day call counts.
- * Every function takes the caller's transaction, which holds the agent's account lock.
+ * SQL of the metering counters outside the charge's hot path (meter-sql.ts): giving a free slot back,
+ * free calls used, per-day call counts for the snapshot and usage history.
  */
 import { sql } from 'kysely';
 import type { Db } from './ledger-store';
-
-export interface ClaimedSlot { slot: number; prevUsedAt: number | null }
-
-/**
- * Claims a free slot: a new one while fewer than `floor` exist, else the least recently used one if
- * its last use is at least `windowMs` old. Two indexed lookups, whatever the floor size.
- */
-export async function claimFreeSlot(db: Db, a: { agentId: string; pool: string; floor: number; now: number; windowMs: number; chargeId: string }): Promise<ClaimedSlot | undefined> {
-  const top = await db.selectFrom('metering_free_slots').select('slot')
-    .where('agent_id', '=', a.agentId).where('pool', '=', a.pool).where('slot', '<', a.floor)
-    .orderBy('slot', 'desc').limit(1).executeTakeFirst();
-  const next = top ? Number(top.slot) + 1 : 0;
-  if (next < a.floor) {
-    await db.insertInto('metering_free_slots').values({ agent_id: a.agentId, pool: a.pool, slot: next, used_at: a.now, charge_id: a.chargeId }).execute();
-    return { slot: next, prevUsedAt: null };
-  }
-  const oldest = await db.selectFrom('metering_free_slots').select(['slot', 'used_at'])
-    .where('agent_id', '=', a.agentId).where('pool', '=', a.pool).where('slot', '<', a.floor)
-    .orderBy('used_at').limit(1).executeTakeFirst();
-  if (!oldest || Number(oldest.used_at) > a.now - a.windowMs) return undefined;
-  await db.updateTable('metering_free_slots').set({ used_at: a.now, charge_id: a.chargeId })
-    .where('agent_id', '=', a.agentId).where('pool', '=', a.pool).where('slot', '=', oldest.slot).execute();
-  return { slot: Number(oldest.slot), prevUsedAt: Number(oldest.used_at) };
-}
 
 /** Gives a refunded free call back: the slot is usable again at once (its use never happened). */
 export async function releaseFreeSlot(db: Db, agentId: string, pool: string, chargeId: string): Promise<boolean> {

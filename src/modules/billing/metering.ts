@@ -23,7 +23,7 @@ import { createBatcher, type Outcome } from './batcher';
 import { refundCharge } from './ledger-store';
 import { summarize } from './meter-sql';
 import { createMeterStates, pickSlot, slotQueue, usedInWindow, useSlot, type MeterState } from './meter-state';
-import { bumpDaily, releaseFreeSlot } from './meter-store';
+import { bumpDaily, freeUsed, releaseFreeSlot } from './meter-store';
 import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, type MeteredAction, type Pool } from './pricing';
 import { emptyAccount, type Account, type BillingStore, type LockedAccount } from './store';
 import { monthStartDay, utcDay } from './time';
@@ -148,7 +148,7 @@ export function createMetering(deps: MeteringDeps): Metering {
       return Math.max(0, tier.browsePerMonth - (await m.countDays(trx, agentId, 'browse', monthStartDay(now), utcDay(now))));
     }
     const floor = FREE_FLOORS.browse!;
-    return floor - (await m.freeUsed(trx, agentId, 'browse', floor, now - FLOOR_WINDOW_MS));
+    return floor - (await freeUsed(trx, agentId, 'browse', floor, now, FLOOR_WINDOW_MS));
   }
 
   /**
