@@ -10,58 +10,17 @@
  * background work, not part of a parse). Median of --repeat runs after one warm-up each.
  * Run: npx tsx bench/parse-service.ts [--pages 200] [--rows 50000] [--repeat 5]
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { performance } from 'node:perf_hooks';
-import ExcelJS from 'exceljs';
 import { buildApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { openDatabase } from '../src/infra/db/database';
 import { createDocumentParser } from '../src/infra/parsers';
 import { keepBuiltins } from '../src/infra/parsers/builtins.mjs';
-import { pdfDocument, prose, writeLargeXlsx } from '../test/fixtures/documents';
+import { generateDocuments, libraryPdf, libraryXlsx, median, sizes, timed } from './parse-fixtures';
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const pages = arg('pages', 200);
-const rows = arg('rows', 50_000);
-const repeat = arg('repeat', 5);
-const dir = mkdtempSync(join(tmpdir(), 'svc-bench-parse-svc-'));
-const pdfPath = join(dir, 'bench.pdf');
-const xlsxPath = join(dir, 'bench.xlsx');
-const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
-
-async function libraryPdf(): Promise<void> {
-  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const doc = await pdfjs.getDocument({ url: pathToFileURL(pdfPath), isEvalSupported: false, verbosity: 0 }).promise;
-  let chars = 0;
-  for (let n = 1; n <= doc.numPages; n++) {
-    const page = await doc.getPage(n);
-    for (const item of (await page.getTextContent()).items) if ('str' in item) chars += item.str.length;
-    page.cleanup();
-  }
-  await doc.destroy();
-  if (chars === 0) throw new Error('no text');
-}
-
-async function libraryXlsx(): Promise<void> {
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(xlsxPath, { worksheets: 'emit', sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', entries: 'ignore' });
-  let cells = 0;
-  for await (const sheet of reader as unknown as AsyncIterable<AsyncIterable<{ eachCell(cb: (c: { value: unknown }) => void): void }>>) {
-    for await (const row of sheet) row.eachCell((c) => { if (c.value !== null) cells++; });
-  }
-  if (cells === 0) throw new Error('no cells');
-}
-
-async function timed(run: () => Promise<unknown>): Promise<number> {
-  const t = performance.now();
-  await run();
-  return performance.now() - t;
-}
+const { pages, rows, repeat } = sizes;
 
 async function main() {
   // pdfjs' legacy build replaces the native Array.prototype.push with a core-js polyfill,
@@ -74,9 +33,7 @@ async function main() {
     await import('pdfjs-dist/legacy/build/pdf.worker.mjs');
   });
   const nativePush = Array.prototype.push;
-  console.log(`generating a ${pages}-page PDF and a ${rows}-row XLSX…`);
-  writeFileSync(pdfPath, await pdfDocument({ pages: Array.from({ length: pages }, (_, p) => Array.from({ length: 5 }, (_, i) => prose(p * 7 + i, 70))) }));
-  await writeLargeXlsx(xlsxPath, rows);
+  const { dir, pdfPath, xlsxPath } = await generateDocuments('svc-bench-parse-svc-');
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', SVC_DATA_DIR: join(dir, 'data'), SVC_EMBEDDINGS: 'none', SVC_PARSE_SYNC_MAX_BYTES: String(256 * 1048576), SVC_PARSE_CONCURRENCY: '1' });
   const { app } = await buildApp({ config, logger: false });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -86,8 +43,8 @@ async function main() {
   await side.close();
   const auth = { authorization: `Bearer ${reg.api_key}` };
   const docs = [
-    { name: 'PDF', path: pdfPath, type: 'application/pdf', units: pages, unit: 'pages', library: libraryPdf },
-    { name: 'XLSX', path: xlsxPath, type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', units: rows + 1, unit: 'rows', library: libraryXlsx },
+    { name: 'PDF', path: pdfPath, type: 'application/pdf', units: pages, unit: 'pages', library: () => libraryPdf(pdfPath) },
+    { name: 'XLSX', path: xlsxPath, type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', units: rows + 1, unit: 'rows', library: () => libraryXlsx(xlsxPath) },
   ];
   const out: string[] = [];
   for (const d of docs) {

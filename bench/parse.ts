@@ -8,71 +8,23 @@
  * Figures are recorded in docs/parsing.md.
  * Run: npx tsx bench/parse.ts [--pages 200] [--rows 50000] [--repeat 5]
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { performance } from 'node:perf_hooks';
-import ExcelJS from 'exceljs';
+import { rmSync, statSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { createDocumentParser, resolveParseLimits } from '../src/infra/parsers/index';
 import { extractDocument } from '../src/infra/parsers/extract';
-import { pdfDocument, prose, writeLargeXlsx } from '../test/fixtures/documents';
-import { keepBuiltins } from '../src/infra/parsers/builtins.mjs';
+import { generateDocuments, libraryPdf, libraryXlsx, median, sizes, timed as time } from './parse-fixtures';
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const pages = arg('pages', 200);
-const rows = arg('rows', 50_000);
-const repeat = arg('repeat', 5);
+const { pages, rows, repeat } = sizes;
 
 const PDF = 'application/pdf';
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
-const dir = mkdtempSync(join(tmpdir(), 'svc-bench-parse-'));
-const pdfPath = join(dir, 'bench.pdf');
-const xlsxPath = join(dir, 'bench.xlsx');
 // Generous limits so the whole document is parsed in every variant (no truncation).
 const limits = resolveParseLimits({ maxTextChars: 50_000_000, maxRows: 10_000_000, maxCells: 100_000_000, maxSourceRows: 10_000_000, timeoutMs: 600_000, maxMemoryMb: 1024 });
 
-const median = (ms: number[]) => [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)]!;
-async function time(run: () => Promise<unknown>): Promise<number> {
-  const t = performance.now();
-  await run();
-  return performance.now() - t;
-}
-
-async function libraryPdf(): Promise<number> {
-  // keepBuiltins: pdfjs' legacy build replaces the native Array.prototype.push process-wide, which
-  // would slow every library baseline measured after it (see src/infra/parsers/builtins.mjs).
-  const pdfjs = await keepBuiltins(() => import('pdfjs-dist/legacy/build/pdf.mjs'));
-  const doc = await pdfjs.getDocument({ url: pathToFileURL(pdfPath), isEvalSupported: false, verbosity: 0 }).promise;
-  let chars = 0;
-  for (let n = 1; n <= doc.numPages; n++) {
-    const page = await doc.getPage(n);
-    for (const item of (await page.getTextContent()).items) if ('str' in item) chars += item.str.length;
-    page.cleanup();
-  }
-  await doc.destroy();
-  return chars;
-}
-
-async function libraryXlsx(): Promise<number> {
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(xlsxPath, { worksheets: 'emit', sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', entries: 'ignore' });
-  let cells = 0;
-  for await (const sheet of reader as unknown as AsyncIterable<AsyncIterable<{ eachCell(cb: (c: { value: unknown }) => void): void }>>) {
-    for await (const row of sheet) row.eachCell((c) => { if (c.value !== null) cells++; });
-  }
-  return cells;
-}
-
-async function main() {
-  console.log(`generating a ${pages}-page PDF and a ${rows}-row XLSX…`);
-  writeFileSync(pdfPath, await pdfDocument({ pages: Array.from({ length: pages }, (_, p) => Array.from({ length: 5 }, (_, i) => prose(p * 7 + i, 70))) }));
-  await writeLargeXlsx(xlsxPath, rows);
+async function main(pdfPath: string, xlsxPath: string) {
   const docs = [
-    { kind: 'pdf' as const, path: pdfPath, type: PDF, units: pages, unit: 'pages', library: libraryPdf },
-    { kind: 'xlsx' as const, path: xlsxPath, type: XLSX, units: rows + 1, unit: 'rows', library: libraryXlsx },
+    { kind: 'pdf' as const, path: pdfPath, type: PDF, units: pages, unit: 'pages', library: () => libraryPdf(pdfPath) },
+    { kind: 'xlsx' as const, path: xlsxPath, type: XLSX, units: rows + 1, unit: 'rows', library: () => libraryXlsx(xlsxPath) },
   ];
   const lines: string[] = [];
   for (const d of docs) {
@@ -115,8 +67,9 @@ async function main() {
   console.log(lines.join('\n'));
 }
 
+const { dir, pdfPath, xlsxPath } = await generateDocuments('svc-bench-parse-');
 try {
-  await main();
+  await main(pdfPath, xlsxPath);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

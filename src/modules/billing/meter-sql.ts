@@ -12,7 +12,7 @@ import { prepared } from '../../infra/db/prepared';
 import type { Database } from '../../infra/db/schema';
 import { newOrderedId } from '../../lib/ids';
 import type { Units } from '../../lib/money';
-import { normalizeAccount, type Account, type LockedAccount } from './store';
+import { emptyAccount, normalizeAccount, type Account, type LockedAccount } from './store';
 
 export interface Lot { lot_id: string; remaining_units: number; expires_at: number | null }
 export interface SlotRow { slot: number; used_at: number }
@@ -50,11 +50,8 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
   const lockQ = q<Account>((s) => db.updateTable('billing_accounts')
     .set((eb) => ({ meter_prev_stamp: eb.ref('meter_stamp'), meter_stamp: s.charge }))
     .where('agent_id', '=', s.agent).returningAll());
-  const ensureQ = q((s) => db.insertInto('billing_accounts').values({
-    agent_id: s.agent, lifetime_purchase_units: 0, payment_customer_id: null, payment_method_id: null, recharge_consent_id: null,
-    auto_topup_enabled: 0, auto_topup_threshold_units: 0, auto_topup_units: 0, topup_dip_open: 0, topup_intent_id: null,
-    created_at: s.now, updated_at: s.now,
-  }).onConflict((oc) => oc.column('agent_id').doNothing()));
+  const ensureQ = q((s) => db.insertInto('billing_accounts').values({ ...emptyAccount(s.agent), created_at: s.now, updated_at: s.now })
+    .onConflict((oc) => oc.column('agent_id').doNothing()));
   const restampQ = q((s) => db.updateTable('billing_accounts').set({ meter_stamp: s.charge }).where('agent_id', '=', s.agent));
   // Every free slot of a pool, least recently used first (the in-memory queue of metering.ts).
   const slotsQ = q<SlotRow>((s) => db.selectFrom('metering_free_slots').select(['slot', 'used_at'])
