@@ -107,9 +107,9 @@ describe('guarded browse with loopback refused', () => {
     try {
       pub.hits.length = 0;
       const r = await attempt(`http://rebind.test:${pub.port}/secret`);
-      // The connect-time check (robots.txt is the first connection) refuses 127.0.0.1; an unreachable
-      // robots.txt disallows everything, so the agent sees a refusal and nothing was fetched anywhere.
-      expect(r).toMatchObject({ ok: false, status: 422 });
+      // The connect-time check (robots.txt is the first connection) refuses 127.0.0.1: the agent is
+      // told the URL is blocked (not that robots.txt disallows it), and nothing was fetched anywhere.
+      expect(r).toMatchObject({ ok: false, status: 422, code: 'BROWSE_URL_BLOCKED' });
       expect(calls).toBeGreaterThan(1);
       expect(pub.hits).toEqual([]);
       expect(internal.hits).toEqual([]);

@@ -225,6 +225,18 @@ describe('SSRF with the loopback allowance off', () => {
     await c.close();
   });
 
+  test('a redirect to a name that rebinds to loopback at connect is a refused redirect (redirect_blocked)', async () => {
+    const hop = await startWebServer({ host: '127.0.0.2', routes: { '/go': redirect(`http://rebind2.example.com:${secret.port}/secret`) } });
+    const resolver: Resolver = async (host) => (host === 'rebind2.example.com' ? [{ address: '127.0.0.1', family: 4 }] : [{ address: host, family: 4 }]);
+    // The redirect's name passes the hop's syntax check (a name, not an address); the connect-time
+    // check then refuses the loopback answer.
+    const c = createGuardedClient({ allowLoopback: false, allowAddresses: ['127.0.0.2'], resolver, allowedPorts: [hop.port, secret.port] });
+    await expect(c.fetch(`${hop.url}/go`)).rejects.toMatchObject({ code: 'BROWSE_URL_BLOCKED', reason: 'redirect_blocked' });
+    expect(secret.hits).toEqual([]);
+    await c.close();
+    await hop.close();
+  });
+
   test('the same server is reachable once loopback is allowed (the refusals above are the policy, not the network)', async () => {
     const c = createGuardedClient({ allowLoopback: true });
     const res = await c.fetch(`${secret.url}/secret`);

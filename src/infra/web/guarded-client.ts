@@ -161,16 +161,26 @@ export function createGuardedClient(opts: GuardedClientOptions): GuardedClient {
     const maxRedirects = f.followRedirects === false ? 0 : defaults.maxRedirects;
     const maxBytes = f.maxBytes ?? defaults.maxBytes;
     for (let hop = 0; ; hop++) {
-      const res: Dispatcher.ResponseData = await agent.request({
-        origin: url.origin,
-        path: url.pathname + url.search,
-        method: method as Dispatcher.HttpMethod,
-        headers,
-        body: body ?? null,
-        signal,
-        headersTimeout: 0,
-        bodyTimeout: 0,
-      });
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await agent.request({
+          origin: url.origin,
+          path: url.pathname + url.search,
+          method: method as Dispatcher.HttpMethod,
+          headers,
+          body: body ?? null,
+          signal,
+          headersTimeout: 0,
+          bodyTimeout: 0,
+        });
+      } catch (err) {
+        // The connect-time check refused a redirect target (e.g. a name that rebound to an internal
+        // address): that is a refused redirect. `address_not_allowed` stays for the URL asked for.
+        if (hop > 0 && isWebError(err) && err.reason === 'address_not_allowed') {
+          throw new WebError('BROWSE_URL_BLOCKED', 'redirect_blocked', `Redirect refused: ${err.message}`);
+        }
+        throw err;
+      }
       const resHeaders = flattenHeaders(res.headers as Record<string, string | string[] | undefined>);
       const location = resHeaders.location;
       if (f.followRedirects !== false && REDIRECT_STATUSES.has(res.statusCode) && location) {

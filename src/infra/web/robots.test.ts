@@ -110,6 +110,21 @@ describe('status semantics (RFC 9309)', () => {
     await strict.close();
   });
 
+  test('an origin whose own address is refused at connect throws BROWSE_URL_BLOCKED (not a robots verdict) and is not cached', async () => {
+    let calls = 0;
+    // The name answers internal when robots.txt connects (in a browse, after it answered public at
+    // the browse's own validation: DNS rebinding).
+    const resolver = async () => { calls++; return [{ address: '127.0.0.1', family: 4 }]; };
+    const strict = createGuardedClient({ allowLoopback: false, resolver });
+    const robots = createRobotsPolicy({ client: strict, clock: new ManualClock(), ttlMs: 3_600_000, errorTtlMs: 60_000 });
+    for (let i = 0; i < 2; i++) {
+      const before = calls;
+      await expect(robots.isAllowed('http://rebind.example.com/x')).rejects.toMatchObject({ code: 'BROWSE_URL_BLOCKED', reason: 'address_not_allowed' });
+      expect(calls, 'asked again: a refusal is not cached').toBeGreaterThan(before);
+    }
+    await strict.close();
+  });
+
   test('a huge robots.txt is read up to 500 KiB, not refused', async () => {
     const body = `User-agent: *\nDisallow: /secret\n${'# filler line\n'.repeat(60_000)}Disallow: /beyond-the-limit\n`;
     const s = await siteWith(respond(200, body, { 'content-type': 'text/plain' }));

@@ -9,12 +9,15 @@
  *   5xx, network failure,
  *   timeout, blocked redirect "unreachable": everything disallowed
  *   more than 5 redirects     treated as unavailable (allowed), as the RFC permits
+ *   the origin's own address  not a robots question: the site's host connects to an address the
+ *   refused at connect time   policy refuses (a name that rebound after validation), so isAllowed
+ *                             throws that BROWSE_URL_BLOCKED error and nothing is cached
  * Successes and 4xx are cached for `ttlMs`; unreachable results for the shorter `errorTtlMs`, so a
  * passing outage does not lock a site out for the whole cache lifetime.
  */
 import robotsParser from 'robots-parser';
 import type { Clock } from '../../lib/clock';
-import { isWebError } from './errors';
+import { isWebError, type WebError } from './errors';
 import type { GuardedClient } from './guarded-client';
 
 export const ROBOTS_TOKEN = 'svc-browse';
@@ -22,14 +25,21 @@ export const ROBOTS_MAX_BYTES = 500 * 1024;
 const ROBOTS_TIMEOUT_MS = 10_000;
 const MAX_ORIGINS = 1_000;
 
-type Verdict = { kind: 'rules'; robot: ReturnType<typeof robotsParser> } | { kind: 'allow-all' } | { kind: 'disallow-all' };
+type Verdict =
+  | { kind: 'rules'; robot: ReturnType<typeof robotsParser> }
+  | { kind: 'allow-all' }
+  | { kind: 'disallow-all' }
+  | { kind: 'blocked'; error: WebError };
 interface Entry {
   verdict: Verdict;
   expires: number;
 }
 
 export interface RobotsPolicy {
-  /** Whether `svc-browse` may fetch this URL. Never throws for network trouble (that disallows). */
+  /**
+   * Whether `svc-browse` may fetch this URL. Never throws for network trouble (that disallows);
+   * throws the guarded client's BROWSE_URL_BLOCKED when the origin's own address is refused.
+   */
   isAllowed(url: string): Promise<boolean>;
   /** Forgets every cached robots.txt. */
   clear(): void;
@@ -64,6 +74,7 @@ export function createRobotsPolicy(opts: RobotsOptions): RobotsPolicy {
       return { kind: 'disallow-all' };
     } catch (err) {
       if (isWebError(err) && err.reason === 'too_many_redirects') return { kind: 'allow-all' };
+      if (isWebError(err) && err.reason === 'address_not_allowed') return { kind: 'blocked', error: err };
       return { kind: 'disallow-all' };
     }
   }
@@ -76,7 +87,7 @@ export function createRobotsPolicy(opts: RobotsOptions): RobotsPolicy {
     if (pending) return pending;
     const p = fetchVerdict(origin)
       .then((verdict) => {
-        const ttl = verdict.kind === 'disallow-all' ? opts.errorTtlMs : opts.ttlMs;
+        const ttl = verdict.kind === 'blocked' ? 0 : verdict.kind === 'disallow-all' ? opts.errorTtlMs : opts.ttlMs;
         cache.delete(origin);
         if (ttl > 0) cache.set(origin, { verdict, expires: opts.clock.now() + ttl });
         // Oldest-first eviction keeps the cache bounded (Map keeps insertion order).
@@ -93,6 +104,7 @@ export function createRobotsPolicy(opts: RobotsOptions): RobotsPolicy {
       const url = new URL(input);
       url.hash = '';
       const verdict = await verdictFor(url.origin);
+      if (verdict.kind === 'blocked') throw verdict.error;
       if (verdict.kind !== 'rules') return verdict.kind === 'allow-all';
       // robots-parser answers undefined for a URL of another origin; ours always matches.
       return verdict.robot.isAllowed(url.href, token) !== false;
