@@ -114,7 +114,7 @@ describe('status semantics (RFC 9309)', () => {
     let calls = 0;
     // The name answers internal when robots.txt connects (in a browse, after it answered public at
     // the browse's own validation: DNS rebinding).
-    const resolver = async () => { calls++; return [{ address: '127.0.0.1', family: 4 }]; };
+    const resolver = async () => { calls++; return [{ address: '127.0.0.1', family: 4 as const }]; };
     const strict = createGuardedClient({ allowLoopback: false, resolver });
     const robots = createRobotsPolicy({ client: strict, clock: new ManualClock(), ttlMs: 3_600_000, errorTtlMs: 60_000 });
     for (let i = 0; i < 2; i++) {
