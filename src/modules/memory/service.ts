@@ -2,10 +2,10 @@
  * Memory: per-agent JSON values by key over an append-only ledger (store.ts). Rules of the spec
  * (Memory entry, Endpoints/Memory, Limits) live here; see docs/memory.md for the design.
  *
- * PUT order: validate (key, size, derived_from) → rate limit (routes) → monthly write cap and
- * storage cap (pre-check, no write) → one transaction (shared by concurrent writes, each in its own
- * savepoint) that re-checks both caps, charges through billing (meter.chargeWrite) and writes: the
- * charge commits with the write or rolls back with it.
+ * PUT order: validate (key, size, derived_from) → rate limit (routes) → one transaction (shared by
+ * concurrent writes, each in its own savepoint) that checks the monthly write cap and the storage cap,
+ * charges through billing (meter.chargeWrite) and writes: the charge commits with the write or rolls
+ * back with it, and a refused write rolls back its savepoint before anything is charged.
  */
 import { ApiError } from '../../http/errors';
 import { iso, type Clock } from '../../lib/clock';
@@ -107,10 +107,8 @@ export function createMemoryService(deps: MemoryServiceDeps) {
       const now = clock.now();
       const month = monthOf(now);
 
-      // Pre-check without writing, so a refused write is never charged.
-      const pre = await store.precheck(caller.agentId, key, month, now);
-      refuseOverCaps(tier, pre.counters, bytes, pre.liveBytes, false);
-
+      // The caps are checked inside the write's transaction, before its charge: a refused write rolls
+      // back its savepoint (the count included) and is never charged. No separate read ahead of it.
       const importance = input.importance ?? 'normal';
       const result = await store.put({
         agentId: caller.agentId, key, value: json, sizeBytes: bytes, importance, importanceRank: IMPORTANCE_RANK[importance],

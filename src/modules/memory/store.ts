@@ -91,10 +91,6 @@ export function createMemoryStore(db: Db, sqlite?: SQLite.Database) {
   // Reads of committed data: straight on the SQLite connection while no write batch is open (prepared.ts).
   const getWithCountersQ = prepared(db, S, (s) => entries(db, s.agent, s.now).where('h.key', '=', s.key)
     .select(entryColumns).select(counterSelects(s.agent, s.month, s.now)), sqlite);
-  const precheckQ = prepared(db, S, (s) => db.selectNoFrom((eb) => [
-    ...counterSelects(s.agent, s.month, s.now)(eb),
-    eb.selectFrom('memory_heads as h').select('h.size_bytes').where('h.agent_id', '=', s.agent).where('h.key', '=', s.key).where(live(s.now)).as('c_live'),
-  ]), sqlite);
 
   // Run only inside the write's transaction (direct on the SQLite connection there; see prepared.ts).
   const countersQ = prepared(db, S, (s) => db.selectNoFrom(counterSelects(s.agent, s.month, s.now)), sqlite);
@@ -144,12 +140,6 @@ export function createMemoryStore(db: Db, sqlite?: SQLite.Database) {
     async getWithCounters(agentId: string, key: string, month: string, now: number): Promise<{ entry: EntryRow; counters: Counters } | undefined> {
       const [row] = await getWithCountersQ({ agent: agentId, key, month, now });
       return row ? { entry: row as unknown as EntryRow, counters: countersOf(row as never) } : undefined;
-    },
-
-    /** What the PUT pre-check needs, in one query: the counters and the live size of the key being replaced. */
-    async precheck(agentId: string, key: string, month: string, now: number): Promise<{ counters: Counters; liveBytes: number }> {
-      const [row] = await precheckQ({ agent: agentId, key, month, now });
-      return { counters: countersOf(row as never), liveBytes: Number((row as { c_live: unknown }).c_live ?? 0) };
     },
 
     async get(agentId: string, key: string, now: number): Promise<EntryRow | undefined> {
