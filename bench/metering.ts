@@ -3,7 +3,8 @@
  * then 1 credit per write from a large grant) against the same svc with SVC_METERING_ENABLED=false,
  * same process, same run, alternating A/B three times (each 8 s, 10 connections; no embedding model
  * on either side). Engine: SQLite by
- * default; DATABASE_URL=postgres://... benches PostgreSQL. Target: metered ≥ 85% of unmetered.
+ * default; DATABASE_URL=postgres://... benches PostgreSQL. Target: metering adds at most 15 % to the
+ * cost (time) of a request, i.e. metered throughput ≥ 1/1.15 = 87.0 % of unmetered.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,8 +57,10 @@ try {
   const m = avg(runs.map((r) => r.metered.requestsPerSecond));
   for (const r of runs) console.log(JSON.stringify(r));
   const snap = await fetch(`${metered.url}/v1/billing`, { headers: { authorization: `Bearer ${metered.agent.apiKey}` } }).then((r) => r.json()) as any;
+  // Cost per request is 1/throughput: metering adds f/m - 1 to it (the issue's "at most 15 %" is a
+  // throughput ratio of at least 1/1.15 = 87.0 %).
   console.log(`engine ${process.env.DATABASE_URL ? 'postgres' : 'sqlite'}: unmetered ${f} req/s, metered ${m} req/s → ratio ${((m / f) * 100).toFixed(1)}% ` +
-    `(added cost ${(((f - m) / f) * 100).toFixed(1)}%); metered writes this month ${snap.memory_ops_this_month}, credits left ${snap.credits_remaining_usd}`);
+    `(cost per request +${((f / m - 1) * 100).toFixed(1)}%); metered writes this month ${snap.memory_ops_this_month}, credits left ${snap.credits_remaining_usd}`);
 } finally {
   await free.close();
   await metered.close();
