@@ -97,6 +97,8 @@ try {
 
   // 2. 10,000 memories: the labelled ones among distractors; indexed in the background.
   const big = await registerAgent(svc.url, 'big-agent');
+  // 10,000 writes: the uncapped legacy `pro` tier (the free tier stops at 1,000 writes per UTC month).
+  await db.updateTable('agents').set({ tier: 'pro' }).where('agent_id', '=', big.agentId).execute();
   const items = [...data.memories, ...distractors(TOTAL - data.memories.length)];
   let t0 = performance.now();
   await put(big.apiKey, items);

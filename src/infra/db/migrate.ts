@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, type Kysely, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
 
 const dir = fileURLToPath(new URL('./migrations/', import.meta.url));
 
@@ -22,8 +22,17 @@ class FolderProvider implements MigrationProvider {
 }
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  return run(db, (m) => m.migrateToLatest());
+}
+
+/** Applies migrations up to and including `name` (tests of a migration over data of the schema before it). */
+export async function migrateUpTo(db: Kysely<any>, name: string): Promise<string[]> {
+  return run(db, (m) => m.migrateTo(name));
+}
+
+async function run(db: Kysely<any>, step: (m: Migrator) => Promise<MigrationResultSet>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: new FolderProvider(), allowUnorderedMigrations: true });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await step(migrator);
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
