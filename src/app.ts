@@ -3,7 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config';
 import { installAuth } from './http/auth';
 import { createEnvelopeBuilder } from './http/envelope';
-import { installErrorHandling } from './http/errors';
+import { frameworkErrors, installErrorHandling } from './http/errors';
+import { installInputGuard } from './http/input-guard';
 import { systemClock, type Clock } from './lib/clock';
 import { openDatabase, type DatabaseHandle } from './infra/db/database';
 import { migrateToLatest } from './infra/db/migrate';
@@ -68,8 +69,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const app = Fastify({
     logger,
     bodyLimit: config.core.bodyLimitBytes,
-    // Memory keys are up to 128 characters (spec); Fastify's default of 100 would answer 414 before validation.
-    routerOptions: { maxParamLength: 512 },
+    // Memory keys are up to 128 characters (spec); Fastify's default of 100 would answer 414 before
+    // validation. Longer path values reach the route's own validation too (MEMORY_KEY_INVALID, a 404
+    // for an id) up to 8 KiB; beyond, frameworkErrors answers 414 URI_TOO_LONG in the API's format.
+    routerOptions: { maxParamLength: 8192 },
+    frameworkErrors,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { allErrors: false } },
@@ -91,6 +95,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // JSON only by default; routes that take other bodies (blob upload) register their own parsers.
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
+  installInputGuard(app);
   installAuth(app, { authenticator: identity, adminKey: config.core.adminKey });
   // Discovery sees every route registered after this line (route table, OpenAPI, MCP tools).
   const routeTable = createRouteTable(app);

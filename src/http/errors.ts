@@ -34,13 +34,20 @@ function fieldOf(err: FastifyError): string | undefined {
 }
 
 function validationFailure(err: FastifyError, request: FastifyRequest): ApiError {
-  const context = err.validationContext ?? 'body';
-  const field = fieldOf(err);
-  const codes = (request.routeOptions.config as { validationCodes?: Record<string, ValidationCode> }).validationCodes ?? {};
+  const detail = err.message.replace(/^(body|querystring|params|headers)\/?/, '').trim();
+  return fieldFailure(request, err.validationContext ?? 'body', fieldOf(err), detail);
+}
+
+/**
+ * A refused input field, with the route's own code for it when it maps one (validationCodes),
+ * else 422 VALIDATION_FAILED. Used for schema failures and for checks made after validation.
+ */
+export function fieldFailure(request: FastifyRequest, context: string, field: string | undefined, detail: string, opts: { detailFirst?: boolean } = {}): ApiError {
+  const codes = (request.routeOptions.config as { validationCodes?: Record<string, ValidationCode> } | undefined)?.validationCodes ?? {};
   const mapped = (field && codes[`${context}.${field}`]) || codes[`${context}.*`];
   const where = field ? `${context}.${field}` : context;
-  const detail = err.message.replace(/^(body|querystring|params|headers)\/?/, '').trim();
-  if (mapped) return new ApiError(mapped.status, mapped.code, mapped.message ?? `Invalid ${where}: ${detail}`, { field: where });
+  // detailFirst: the route's message describes its schema rule, not this problem.
+  if (mapped) return new ApiError(mapped.status, mapped.code, (!opts.detailFirst && mapped.message) || `Invalid ${where}: ${detail}`, { field: where });
   return new ApiError(422, 'VALIDATION_FAILED', `Invalid ${where}: ${detail}`, { field: where });
 }
 
@@ -65,6 +72,20 @@ function frameworkFailure(err: FastifyError): ApiError | undefined {
 export function sendApiError(reply: FastifyReply, e: ApiError): FastifyReply {
   for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
   return reply.code(e.status).send({ error_code: e.code, message: e.message, ...e.extra });
+}
+
+/**
+ * Fastify's errors from before routing (a path value over maxParamLength, malformed percent-encoding
+ * in the path), in the API's error format instead of Fastify's own.
+ */
+export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    void sendApiError(reply, new ApiError(414, 'URI_TOO_LONG', 'A path segment of this URL is longer than 8192 characters'));
+  } else if (err.code === 'FST_ERR_BAD_URL') {
+    void sendApiError(reply, new ApiError(400, 'BAD_REQUEST', 'The URL path is not valid (malformed percent-encoding)'));
+  } else {
+    void sendApiError(reply, new ApiError(err.statusCode && err.statusCode < 500 ? err.statusCode : 400, 'BAD_REQUEST', err.message));
+  }
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

@@ -1,0 +1,41 @@
+import { describe, expect, test } from 'vitest';
+import { badField, mayOverflow } from './input-guard';
+
+describe('mayOverflow (the cheap pre-check before walking a parsed body)', () => {
+  test('flags every text that can parse to an infinite number', () => {
+    for (const t of ['1e309', '-1E999', '2e+400', `${'9'.repeat(309)}`, '{"a":[0,1.5e308]}']) expect(mayOverflow(t), t).toBe(true);
+    // Any number that parses to Infinity has a 3+ digit exponent or 309+ digits: checked by parsing.
+    for (const t of ['1e309', '-1e999', '9'.repeat(309) + '.5']) expect(Number.isFinite(JSON.parse(t)), t).toBe(false);
+  });
+
+  test('passes ordinary JSON without a walk', () => {
+    for (const t of ['{"a":1,"b":-2.5,"c":1e5,"d":"e123","e":1e-300}', '[1E+99]', '"text with e999 in it"', '9'.repeat(308)]) expect(mayOverflow(t), t).toBe(false);
+  });
+
+  test('is linear on digit-heavy text (no backtracking)', () => {
+    const hostile = `"${`${'1'.repeat(308)}x`.repeat(3000)}"`; // ~0.9 MB of 308-digit runs
+    const t0 = performance.now();
+    expect(mayOverflow(hostile)).toBe(false);
+    expect(performance.now() - t0).toBeLessThan(200);
+  });
+});
+
+describe('badField', () => {
+  test('names the top-level field holding a non-finite number or a NUL, at any depth', () => {
+    expect(badField({ a: 1, b: { c: [1, Infinity] } })).toEqual({ field: 'b', problem: 'number' });
+    expect(badField({ a: 'ok', b: ['x\u0000'] })).toEqual({ field: 'b', problem: 'nul' });
+    expect(badField(-Infinity)).toEqual({ field: '', problem: 'number' });
+    expect(badField({ a: 1, b: 'fine', c: [null, true, 1e308] })).toBeUndefined();
+  });
+
+  test('NUL is allowed where the caller says the field is arbitrary JSON; numbers never are', () => {
+    expect(badField({ value: { s: '\u0000' } }, (f) => f !== 'value')).toBeUndefined();
+    expect(badField({ value: { n: NaN } }, (f) => f !== 'value')).toEqual({ field: 'value', problem: 'number' });
+  });
+
+  test('a deeply nested document does not overflow the stack', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(badField({ deep })).toBeUndefined();
+  });
+});

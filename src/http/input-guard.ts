@@ -1,0 +1,111 @@
+/**
+ * Input the schemas let through but no store can keep. Refused as invalid input of the field it
+ * arrived in (the route's own code for that field when it maps one, else 422 VALIDATION_FAILED),
+ * before any handler runs.
+ *
+ * Numbers are finite:
+ * - Query and path values are text that Ajv coerces: "1e309" becomes Infinity, and Ajv's integer,
+ *   minimum and maximum checks all let Infinity through (page=1e309 reached SQL as an offset).
+ * - JSON has no range limit on numbers: JSON.parse reads 1e309 (or 400 digits) as Infinity, which
+ *   JSON.stringify then writes as null, so a stored value would silently differ from what was sent.
+ *
+ * Text has no NUL (U+0000): PostgreSQL's text type cannot hold it (the insert fails), so it is
+ * refused in every path, query and body string on both engines alike. Fields whose schema is
+ * arbitrary JSON (a memory or commons value) are exempt: they are stored as JSON text, where the
+ * character is the escape `\u0000`.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { fieldFailure } from './errors';
+
+/**
+ * A JSON text can only hold an out-of-range number where an exponent has 3+ digits or a digit run
+ * is 309+ long. One linear pass (a regex for the long run backtracks: quadratic on digit-heavy text).
+ */
+export function mayOverflow(text: string): boolean {
+  let run = 0;
+  let exponent = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      run++;
+      if (run >= 309 || (exponent && run >= 3)) return true;
+    } else {
+      exponent = (c === 101 || c === 69) && run > 0 ? true : c === 43 && exponent && run === 0 ? exponent : false;
+      // After 'e'/'E' (preceded by a digit) the digit count restarts; a '+' right after keeps the exponent.
+      run = 0;
+    }
+  }
+  return false;
+}
+/** In JSON text a NUL can only be written as this escape. */
+const NUL_ESCAPE = '\\u0000';
+
+type Problem = 'number' | 'nul';
+const problemOf = (v: unknown, nul: boolean): Problem | undefined =>
+  typeof v === 'number' ? (Number.isFinite(v) ? undefined : 'number')
+    : nul && typeof v === 'string' && v.includes('\u0000') ? 'nul' : undefined;
+
+/**
+ * The first top-level field holding a non-finite number (or, when `nulFree` says so for that field,
+ * a string with NUL), '' for the value itself; undefined when there is none.
+ */
+export function badField(value: unknown, nulFree: (field: string) => boolean = () => true): { field: string; problem: Problem } | undefined {
+  const direct = problemOf(value, nulFree(''));
+  if (direct) return { field: '', problem: direct };
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, top] of Object.entries(value)) {
+    const nul = nulFree(key);
+    // Iterative walk: a deeply nested document must not overflow the stack.
+    const stack: unknown[] = [top];
+    while (stack.length > 0) {
+      const v = stack.pop();
+      const p = problemOf(v, nul);
+      if (p) return { field: key, problem: p };
+      if (v !== null && typeof v === 'object') for (const child of Object.values(v)) stack.push(child);
+    }
+  }
+  return undefined;
+}
+
+const DETAIL: Record<Problem, string> = {
+  number: 'numbers must be finite (the value is out of range)',
+  nul: 'text must not contain the NUL character (U+0000)',
+};
+
+function refuse(request: FastifyRequest, context: 'querystring' | 'params' | 'body', found: { field: string; problem: Problem }) {
+  return fieldFailure(request, context, found.field || undefined, DETAIL[found.problem], { detailFirst: true });
+}
+
+/** Top-level body fields whose schema takes any JSON (no `type`): NUL is allowed inside them. */
+function anyJsonFields(request: FastifyRequest): Set<string> {
+  const props = (request.routeOptions.schema?.body as { properties?: Record<string, { type?: unknown; anyOf?: unknown }> } | undefined)?.properties ?? {};
+  return new Set(Object.entries(props).filter(([, s]) => s.type === undefined && s.anyOf === undefined).map(([k]) => k));
+}
+
+export function installInputGuard(app: FastifyInstance): void {
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    defaultJson(request, body as string, (err: Error | null, parsed?: unknown) => {
+      if (err) return done(err, undefined);
+      const text = body as string;
+      const numbers = mayOverflow(text);
+      const nul = text.includes(NUL_ESCAPE);
+      if (numbers || nul) {
+        // Routing runs before body parsing, so the route's schema and codes are known here.
+        const exempt = nul ? anyJsonFields(request) : new Set<string>();
+        const found = badField(parsed, (field) => nul && !exempt.has(field));
+        if (found) return done(refuse(request, 'body', found), undefined);
+      }
+      done(null, parsed);
+    });
+  });
+  app.addHook('preHandler', async (request) => {
+    for (const context of ['querystring', 'params'] as const) {
+      const values = (context === 'querystring' ? request.query : request.params) as Record<string, unknown> | undefined;
+      if (!values || typeof values !== 'object') continue;
+      const found = badField(values);
+      if (found) throw refuse(request, context, found);
+    }
+  });
+}

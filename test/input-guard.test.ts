@@ -1,0 +1,84 @@
+/**
+ * Input the schemas let through but the stores cannot keep (src/http/input-guard.ts), and URLs that
+ * fail before routing (frameworkErrors): each is refused with the API's error object and nothing is
+ * written. On the engine under test; NUL is the PostgreSQL case, but both engines answer alike.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startTestApp, type RegisteredAgent, type TestApp } from './helpers/harness';
+
+let t: TestApp;
+let a: RegisteredAgent;
+beforeAll(async () => {
+  t = await startTestApp();
+  a = await t.registerAgent();
+});
+afterAll(async () => t?.close());
+
+const raw = (method: 'PUT' | 'POST', url: string, payload: string) =>
+  t.app.inject({ method, url, payload, headers: { authorization: `Bearer ${a.apiKey}`, 'content-type': 'application/json' } })
+    .then((r) => ({ status: r.statusCode, body: JSON.parse(r.body) }));
+
+describe('numbers out of the double range', () => {
+  test('a JSON number that parses to Infinity is refused in its field, and nothing is stored', async () => {
+    for (const payload of ['{"value":{"n":1e309}}', `{"value":[1,${'9'.repeat(400)}]}`, '{"value":-1e999}']) {
+      const r = await raw('PUT', '/v1/memory/inf.key', payload);
+      expect(r, payload.slice(0, 30)).toMatchObject({ status: 422, body: { error_code: 'VALIDATION_FAILED', field: 'body.value' } });
+      expect(r.body.message).toMatch(/finite/);
+    }
+    expect((await t.request('GET', '/v1/memory/inf.key', { token: a.apiKey })).status).toBe(404);
+  });
+
+  test('large but finite numbers and exponent-looking text pass unchanged', async () => {
+    const r = await raw('PUT', '/v1/memory/big.key', '{"value":{"n":1e308,"m":-2.5e-300,"s":"1e999 is text"}}');
+    expect(r.status).toBe(200);
+    expect((await t.request('GET', '/v1/memory/big.key', { token: a.apiKey })).body.value).toEqual({ n: 1e308, m: -2.5e-300, s: '1e999 is text' });
+  });
+
+  test('a query integer of 1e309 (Infinity after coercion) is refused with its field, not run as SQL', async () => {
+    for (const url of ['/v1/memory?page=1e309', '/v1/memory?per_page=1e309', '/v1/memory/context?limit=1e309', '/v1/me/activity?limit=1e309']) {
+      const r = await t.request('GET', url, { token: a.apiKey });
+      expect(r.status, url).toBe(422);
+      expect(r.body.field, url).toBe(`querystring.${url.split('?')[1].split('=')[0]}`);
+    }
+  });
+});
+
+describe('NUL characters', () => {
+  test('in a text field: refused with the route\'s code for that field, nothing stored', async () => {
+    const put = await t.request('PUT', '/v1/memory/nul.key', { token: a.apiKey, body: { value: 1, source: 'a\u0000b' } });
+    expect(put).toMatchObject({ status: 422, body: { error_code: 'VALIDATION_FAILED', field: 'body.source' } });
+    expect((await t.request('GET', '/v1/memory/nul.key', { token: a.apiKey })).status).toBe(404);
+    const fb = await t.request('POST', '/v1/feedback', { token: a.apiKey, body: { ref_type: 'memory_key', ref_id: 'x\u0000', signal: 'helpful' } });
+    expect(fb).toMatchObject({ status: 422, body: { error_code: 'INVALID_REF_ID', field: 'body.ref_id' } });
+    expect(fb.body.message).toMatch(/NUL/);
+  });
+
+  test('inside an arbitrary JSON value: kept, and read back exactly', async () => {
+    const value = { s: 'before\u0000after', list: ['\u0000'] };
+    expect((await t.request('PUT', '/v1/memory/nul.value', { token: a.apiKey, body: { value } })).status).toBe(200);
+    expect((await t.request('GET', '/v1/memory/nul.value', { token: a.apiKey })).body.value).toEqual(value);
+  });
+
+  test('in a path or query value: refused, never a 500', async () => {
+    for (const url of ['/v1/browse/%00', '/v1/commons/entries/%00', '/v1/commons/entries?publisher=%00', '/v1/memory/search?q=a%00b']) {
+      const r = await t.request('GET', url, { token: a.apiKey });
+      expect(r.status, url).toBeGreaterThanOrEqual(400);
+      expect(r.status, url).toBeLessThan(500);
+      expect(typeof r.body.error_code, url).toBe('string');
+    }
+  });
+});
+
+describe('URLs refused before routing', () => {
+  test('a path segment over 8 KiB is 414 URI_TOO_LONG in the API format; a long memory key is still the route\'s 422', async () => {
+    const long = await t.request('GET', `/v1/memory/${'k'.repeat(9000)}`, { token: a.apiKey });
+    expect(long).toMatchObject({ status: 414, body: { error_code: 'URI_TOO_LONG' } });
+    const key = await t.request('GET', `/v1/memory/${'k'.repeat(600)}`, { token: a.apiKey });
+    expect(key).toMatchObject({ status: 422, body: { error_code: 'MEMORY_KEY_INVALID' } });
+  });
+
+  test('malformed percent-encoding in the path is 400 BAD_REQUEST in the API format', async () => {
+    const r = await t.request('GET', '/v1/memory/%E0%A4%A', { token: a.apiKey });
+    expect(r).toMatchObject({ status: 400, body: { error_code: 'BAD_REQUEST' } });
+  });
+});
