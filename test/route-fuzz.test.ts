@@ -5,6 +5,8 @@
  * range, empty, huge or repeated, and bodies that are not the JSON object a route expects. Calls are
  * made with a real agent's key and the admin key, so they get past authentication.
  *
+ * Set FUZZ_SUMMARY=1 to print one line per kind of finding and the spread of statuses.
+ *
  * Every answer must be a clean refusal or a success: never status 500, and any 5xx must carry one of
  * the documented specific codes (a provider that is not configured, a payment processor that is not
  * set up), never the generic internal error. Every error answer is the API's JSON error object.
@@ -44,7 +46,33 @@ const concrete = (path: string, override?: { name: string; value: string }) => p
   return p.endsWith('id') ? '00000000-0000-4000-8000-000000000000' : 'x';
 });
 
-interface Operation { method: string; path: string; pathParams: string[]; query: string[]; bodyProps: string[]; hasBody: boolean }
+interface Operation { method: string; path: string; pathParams: string[]; query: string[]; bodyProps: string[]; hasBody: boolean; plausible?: Record<string, unknown> }
+
+/** A value that passes a (simple) JSON schema: so that one hostile field is all that is wrong. */
+function plausible(schema: any, name = ''): unknown {
+  if (!schema || typeof schema !== 'object') return 'x';
+  if (schema.const !== undefined) return schema.const;
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  if (schema.default !== undefined) return schema.default;
+  if (Array.isArray(schema.anyOf)) return plausible(schema.anyOf.find((s: any) => s.type !== 'null') ?? schema.anyOf[0], name);
+  switch (Array.isArray(schema.type) ? schema.type.find((x: string) => x !== 'null') : schema.type) {
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const k of schema.required ?? []) out[k] = plausible(schema.properties?.[k], k);
+      return out;
+    }
+    case 'array': return schema.minItems ? Array.from({ length: schema.minItems }, () => plausible(schema.items, name)) : [];
+    case 'integer': return schema.minimum ?? 1;
+    case 'number': return schema.minimum ?? 0.5;
+    case 'boolean': return true;
+    case 'string':
+      if (schema.format === 'uri' || /url$/.test(name)) return 'https://example.com/';
+      if (/blob_id/.test(name)) return blobId;
+      return 'x'.repeat(Math.max(1, schema.minLength ?? 1));
+    default: return { fuzz: true };
+  }
+}
 
 function operations(): Operation[] {
   const out: Operation[] = [];
@@ -58,6 +86,7 @@ function operations(): Operation[] {
         query: params.filter((p) => p.in === 'query').map((p) => p.name),
         bodyProps: Object.keys(body?.properties ?? {}),
         hasBody: ['POST', 'PUT', 'PATCH'].includes(method.toUpperCase()),
+        plausible: body?.type === 'object' ? plausible(body) as Record<string, unknown> : undefined,
       });
     }
   }
@@ -65,12 +94,14 @@ function operations(): Operation[] {
 }
 
 interface Finding { call: string; status: number; body: string }
+const statuses = new Map<number, number>();
 
 async function probe(findings: Finding[], label: string, method: string, url: string, body?: unknown, raw = false) {
   const res = raw
     ? await t.app.inject({ method: method as never, url, headers: { ...headers, 'content-type': 'application/json' }, payload: body as string })
     : await t.app.inject({ method: method as never, url, headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
   const status = res.statusCode;
+  statuses.set(status, (statuses.get(status) ?? 0) + 1);
   let parsed: any;
   try { parsed = JSON.parse(res.body); } catch { parsed = undefined; }
   // The MCP endpoint speaks JSON-RPC: its refusals are JSON-RPC error objects, by that protocol
@@ -115,7 +146,9 @@ describe('hostile input on every operation of the OpenAPI document', () => {
         for (const prop of op.bodyProps) {
           for (const v of VALUES) {
             await probe(findings, `body ${prop}`, op.method, base, { [prop]: v });
-            calls++;
+            // The same value with every other required field plausible, so the handler runs.
+            if (op.plausible) await probe(findings, `body ${prop} (rest plausible)`, op.method, base, { ...op.plausible, [prop]: v });
+            calls += op.plausible ? 2 : 1;
           }
           // JSON numbers past the double range (JSON.parse reads them as Infinity).
           await probe(findings, `body ${prop} 1e309`, op.method, base, `{"${prop}":1e309}`, true);
@@ -138,6 +171,7 @@ describe('hostile input on every operation of the OpenAPI document', () => {
         if (!seen.has(k)) seen.set(k, f.call.slice(0, 140));
       }
       for (const [k, v] of seen) console.log(k, '<=', v);
+      console.log('calls', calls, 'statuses', JSON.stringify([...statuses].sort((a, b) => a[0] - b[0])));
     }
     expect(findings, JSON.stringify(findings.slice(0, 25), null, 1)).toEqual([]);
   }, 600_000);
