@@ -47,6 +47,7 @@ export function errorCodesOf(r: RouteInfo): Codes {
   if (r.params || r.querystring || r.body) add(m, 422, 'VALIDATION_FAILED');
   for (const v of Object.values(r.validationCodes)) add(m, v.status, v.code);
   if (r.body) { add(m, 400, 'INVALID_JSON'); add(m, 413, 'PAYLOAD_TOO_LARGE'); add(m, 415, 'UNSUPPORTED_MEDIA_TYPE'); }
+  if (r.params) { add(m, 400, 'BAD_REQUEST'); add(m, 414, 'URI_TOO_LONG'); }
   add(m, 500, 'INTERNAL_ERROR');
   return m;
 }
