@@ -64,6 +64,20 @@ describe.each<StoreKind>(['fs', 's3'])('blobs on the %s store', (store) => {
     expect(bad.body.error_code).toBe('BLOB_FILE_REQUIRED');
   });
 
+  test('a multipart body that ends inside the file part is 400 BLOB_MULTIPART_INVALID over real HTTP, and nothing is kept', async () => {
+    const listed = async () => (await w.request('GET', '/v1/blobs?per_page=100', { token: a.token })).body.total;
+    const before = await listed();
+    const url = w.built.app.server.listening ? `http://127.0.0.1:${(w.built.app.server.address() as { port: number }).port}` : await w.built.app.listen({ host: '127.0.0.1', port: 0 });
+    const boundary = 'cut-short';
+    const body = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\nContent-Type: text/csv\r\n\r\nname,qty\napple,3`;
+    const res = await fetch(`${url}/v1/blobs`, {
+      method: 'PUT', body, headers: { authorization: `Bearer ${a.token}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error_code: 'BLOB_MULTIPART_INVALID', message: expect.stringMatching(/Malformed multipart body/) });
+    expect(await listed()).toBe(before);
+  });
+
   test('a JSON or text body is stored as bytes, not parsed; a missing Content-Type is application/octet-stream', async () => {
     const json = await w.upload(a.token, '{"not":"parsed"', 'application/json; charset=utf-8');
     expect(json.status).toBe(201);

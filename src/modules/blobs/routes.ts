@@ -57,6 +57,9 @@ const uploadRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => async (
       throw e;
     };
     let input;
+    // A multipart body that ends inside the file part (no closing boundary) fails the file stream
+    // mid-upload: the client's malformed envelope, not a server error. stage() keeps nothing.
+    let broken: Error | undefined;
     if (request.isMultipart()) {
       let part;
       try {
@@ -68,13 +71,17 @@ const uploadRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => async (
         part?.file.resume();
         throw new ApiError(422, 'BLOB_FILE_REQUIRED', 'The multipart body must carry the blob in a file field named `file`', { field: 'body.file' });
       }
+      part.file.once('error', (e: Error) => (broken = e));
       // The multipart envelope is larger than the file: only refuse early on a file-size basis (in stage()).
       input = { body: part.file as Readable, contentType: part.mimetype, filename: part.filename || null };
     } else {
       const body = (request.body as Readable | undefined) ?? request.raw;
       input = { body, contentType: request.headers['content-type'], declaredBytes };
     }
-    const r = await deps.blobs.upload(who, input).catch(refuse);
+    const r = await deps.blobs.upload(who, input).catch((e) => {
+      if (!(e instanceof ApiError) && broken) throw new ApiError(400, 'BLOB_MULTIPART_INVALID', `Malformed multipart body: ${broken.message}`);
+      return refuse(e);
+    });
     return reply.code(r.created ? 201 : 200).send({ status: 'success', ...r.blob });
   });
 };
