@@ -102,6 +102,23 @@ describe('MCP over Streamable HTTP', () => {
     await expect(connect('svc_wrong-key-000000000000000000000000000000')).rejects.toThrow();
   });
 
+  test('a body that is not JSON is a JSON-RPC parse error (400, -32700, id null); valid JSON-RPC still works', async () => {
+    for (const body of ['{"jsonrpc":"2.0",', '']) {
+      const res = await fetch(`${t.url}/mcp`, {
+        method: 'POST', body,
+        headers: { authorization: `Bearer ${agent.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(await res.json()).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: expect.stringMatching(/^Parse error/) }, id: null });
+    }
+    const ok = await fetch(`${t.url}/mcp`, {
+      method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+      headers: { authorization: `Bearer ${agent.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { id: number }).id).toBe(7);
+  });
+
   test('a session token from the passport exchange also works (same auth as the routes)', async () => {
     const { createPrivateKey, sign } = await import('node:crypto');
     const ch = (await t.request('POST', '/v1/auth/passport/challenge', { body: { agent_id: agent.agentId } })).body;

@@ -88,19 +88,25 @@ export function frameworkErrors(err: FastifyError, _request: FastifyRequest, rep
   }
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (err instanceof ApiError) return sendApiError(reply, err);
-    if (err.validation) return sendApiError(reply, validationFailure(err, request));
-    const mapped = frameworkFailure(err);
-    if (mapped) return sendApiError(reply, mapped);
-    request.log.error({ err }, 'unhandled error');
-    return reply.code(500).send({
-      error_code: 'INTERNAL_ERROR',
-      message: 'An unexpected error occurred; it has been logged.',
-      request_id: request.id,
-    });
+/** The app's error handler: ApiError, schema failures and Fastify's 4xx in the API format; anything else 500, logged. */
+export function handleError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (err instanceof ApiError) return sendApiError(reply, err);
+  if (err.validation) return sendApiError(reply, validationFailure(err, request));
+  const mapped = frameworkFailure(err);
+  if (mapped) return sendApiError(reply, mapped);
+  request.log.error({ err }, 'unhandled error');
+  return reply.code(500).send({
+    error_code: 'INTERNAL_ERROR',
+    message: 'An unexpected error occurred; it has been logged.',
+    request_id: request.id,
   });
+}
+
+/** Whether Fastify refused the request body as JSON it could not parse. */
+export const isJsonParseError = (err: FastifyError): boolean => frameworkFailure(err)?.code === 'INVALID_JSON';
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error_code: 'ROUTE_NOT_FOUND', message: `No route for ${request.method} ${request.url.split('?')[0]}` }),
   );

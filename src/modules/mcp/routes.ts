@@ -9,12 +9,18 @@ import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { ToolCatalog } from '../discovery/tool-defs';
+import { handleError, isJsonParseError } from '../../http/errors';
 import { createMcpServer } from './server';
 
 export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog }): FastifyPluginAsyncTypebox => async (app) => {
   app.post('/mcp', {
     schema: { summary: 'Model Context Protocol endpoint (Streamable HTTP, JSON-RPC): the svc_* tools', tags: ['mcp'] },
     config: { auth: 'key' },
+    // A body that is not JSON is a JSON-RPC parse error (-32700, id null), as the protocol answers
+    // it; every other refusal (401 ...) keeps the API's format.
+    errorHandler: (err, request, reply) => isJsonParseError(err)
+      ? reply.code(400).send({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the request body is not valid JSON' }, id: null })
+      : handleError(err, request, reply),
   }, async (request, reply) => {
     const server = createMcpServer(deps.root, deps.catalog, request.headers.authorization);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
