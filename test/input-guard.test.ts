@@ -43,6 +43,20 @@ describe('numbers out of the double range', () => {
   });
 });
 
+describe('nesting depth', () => {
+  test('a body nested deeper than 1000 levels is refused before anything runs; 999 levels in a value are kept', async () => {
+    const nested = (d: number) => `${'['.repeat(d)}"leaf"${']'.repeat(d)}`;
+    const deep = await raw('PUT', '/v1/memory/deep.key', `{"value":${nested(5000)}}`);
+    expect(deep).toMatchObject({ status: 422, body: { error_code: 'VALIDATION_FAILED', field: 'body' } });
+    expect(deep.body.message).toMatch(/nested deeper than 1000/);
+    expect((await t.request('GET', '/v1/memory/deep.key', { token: a.apiKey })).status).toBe(404);
+    const ok = await raw('PUT', '/v1/memory/deep.key', `{"value":${nested(999)}}`);
+    expect(ok.status).toBe(200);
+    const got = await t.request('GET', '/v1/memory/deep.key', { token: a.apiKey });
+    expect(JSON.stringify(got.body.value)).toBe(nested(999));
+  });
+});
+
 describe('NUL characters', () => {
   test('in a text field: refused with the route\'s code for that field, nothing stored', async () => {
     const put = await t.request('PUT', '/v1/memory/nul.key', { token: a.apiKey, body: { value: 1, source: 'a\u0000b' } });

@@ -36,7 +36,7 @@ const TEXT = ['', ' ', '0', '-1', '1.5', '1e309', '99999999999999999999999', 'Na
 /** JSON values for body properties. */
 const VALUES: unknown[] = [null, -1, 0, 1.5, 1e308, -1e308, 2 ** 53 + 1, '', ' ', 'x', 'nul\u0000inside', LONG, true, [], [1, 'a', null], {}, { nested: { deeper: [{}] } }];
 /** Whole bodies that are not the object a route expects (raw text, sent as application/json). */
-const RAW_BODIES = ['{', '[]', 'null', '"text"', '123', '{"a":', '\u0000', '{}'.padEnd(5000, ' ')];
+const RAW_BODIES = ['{', '[]', 'null', '"text"', '123', '{"a":', '\u0000', '{}'.padEnd(5000, ' '), `{"a":${'['.repeat(6000)}${']'.repeat(6000)}}`];
 
 const concrete = (path: string, override?: { name: string; value: string }) => path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, p: string) => {
   if (override && override.name === p) return override.value;

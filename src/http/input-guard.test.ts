@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { badField, mayOverflow } from './input-guard';
+import { badField, mayOverflow, nestsDeeper } from './input-guard';
 
 describe('mayOverflow (the cheap pre-check before walking a parsed body)', () => {
   test('flags every text that can parse to an infinite number', () => {
@@ -37,5 +37,21 @@ describe('badField', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 100_000; i++) deep = [deep];
     expect(badField({ deep })).toBeUndefined();
+  });
+});
+
+describe('nestsDeeper', () => {
+  const nested = (d: number) => `${'['.repeat(d)}1${']'.repeat(d)}`;
+  test('counts arrays and objects, exactly at the limit', () => {
+    expect(nestsDeeper(nested(1000), 1000)).toBe(false);
+    expect(nestsDeeper(nested(1001), 1000)).toBe(true);
+    expect(nestsDeeper(`{"a":${nested(999)}}`, 1000)).toBe(false);
+    expect(nestsDeeper(`{"a":${'{"b":'.repeat(1000)}1${'}'.repeat(1000)}}`, 1000)).toBe(true);
+  });
+
+  test('brackets inside strings, escaped quotes included, do not count', () => {
+    const text = JSON.stringify({ s: '['.repeat(5000), t: '\\"[[[[' + '{'.repeat(3000) });
+    expect(nestsDeeper(text, 10)).toBe(false);
+    expect(nestsDeeper(`[${text},${nested(11)}]`, 10)).toBe(true);
   });
 });

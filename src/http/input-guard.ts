@@ -9,6 +9,8 @@
  * - JSON has no range limit on numbers: JSON.parse reads 1e309 (or 400 digits) as Infinity, which
  *   JSON.stringify then writes as null, so a stored value would silently differ from what was sent.
  *
+ * JSON bodies nest at most MAX_JSON_DEPTH (1000) levels of arrays and objects.
+ *
  * Text has no NUL (U+0000): PostgreSQL's text type cannot hold it (the insert fails), so it is
  * refused in every path, query and body string on both engines alike. Fields whose schema is
  * arbitrary JSON (a memory or commons value) are exempt: they are stored as JSON text, where the
@@ -39,6 +41,31 @@ export function mayOverflow(text: string): boolean {
 }
 /** In JSON text a NUL can only be written as this escape. */
 const NUL_ESCAPE = '\\u0000';
+
+/**
+ * Deepest nesting of arrays and objects accepted in a JSON body. JSON.parse reads any depth, but
+ * JSON.stringify (storing a value, answering it) overflows the stack at a few thousand levels, which
+ * was a 500 after the body had been accepted.
+ */
+export const MAX_JSON_DEPTH = 1000;
+
+/** Whether JSON text nests arrays/objects deeper than `max` (one linear pass; brackets in strings do not count). */
+export function nestsDeeper(text: string, max: number): boolean {
+  if (text.length <= 2 * max) return false; // max + 1 levels need at least 2 * (max + 1) brackets
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > max) return true;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return false;
+}
 
 type Problem = 'number' | 'nul';
 const problemOf = (v: unknown, nul: boolean): Problem | undefined =>
@@ -89,6 +116,9 @@ export function installInputGuard(app: FastifyInstance): void {
     defaultJson(request, body as string, (err: Error | null, parsed?: unknown) => {
       if (err) return done(err, undefined);
       const text = body as string;
+      if (nestsDeeper(text, MAX_JSON_DEPTH)) {
+        return done(fieldFailure(request, 'body', undefined, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { detailFirst: true }), undefined);
+      }
       const numbers = mayOverflow(text);
       const nul = text.includes(NUL_ESCAPE);
       if (numbers || nul) {
