@@ -19,26 +19,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { fieldFailure } from './errors';
 
-/**
- * A JSON text can only hold an out-of-range number where an exponent has 3+ digits or a digit run
- * is 309+ long. One linear pass (a regex for the long run backtracks: quadratic on digit-heavy text).
- */
-export function mayOverflow(text: string): boolean {
-  let run = 0;
-  let exponent = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 48 && c <= 57) {
-      run++;
-      if (run >= 309 || (exponent && run >= 3)) return true;
-    } else {
-      exponent = (c === 101 || c === 69) && run > 0 ? true : c === 43 && exponent && run === 0 ? exponent : false;
-      // After 'e'/'E' (preceded by a digit) the digit count restarts; a '+' right after keeps the exponent.
-      run = 0;
-    }
-  }
-  return false;
-}
 /** In JSON text a NUL can only be written as this escape. */
 const NUL_ESCAPE = '\\u0000';
 
@@ -49,22 +29,37 @@ const NUL_ESCAPE = '\\u0000';
  */
 export const MAX_JSON_DEPTH = 1000;
 
-/** Whether JSON text nests arrays/objects deeper than `max` (one linear pass; brackets in strings do not count). */
-export function nestsDeeper(text: string, max: number): boolean {
-  if (text.length <= 2 * max) return false; // max + 1 levels need at least 2 * (max + 1) brackets
+/**
+ * One linear pass over a JSON text (a regex for long digit runs backtracks: quadratic on digit-heavy
+ * text). `tooDeep`: arrays/objects nest deeper than `maxDepth`. `bigNumber`: a number outside a
+ * string has a 3+ digit exponent or a 309+ digit run, the only ways to write one that parses to
+ * Infinity (then the parsed value is walked to find it). Brackets and digits inside strings do not count.
+ */
+export function scanJson(text: string, maxDepth: number): { tooDeep: boolean; bigNumber: boolean } {
   let depth = 0;
   let inString = false;
+  let run = 0; // digits in a row
+  let exponent = false; // the current digit run follows an 'e'/'E' (and an optional '+') of a number
+  let bigNumber = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
       if (c === 92) i++; // backslash: skip the escaped character
       else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
+      continue;
+    }
+    if (c >= 48 && c <= 57) {
+      if (++run >= 309 || (exponent && run >= 3)) bigNumber = true;
+      continue;
+    }
+    exponent = ((c === 101 || c === 69) && run > 0) || (c === 43 && exponent && run === 0);
+    run = 0;
+    if (c === 34) inString = true;
     else if (c === 91 || c === 123) {
-      if (++depth > max) return true;
+      if (++depth > maxDepth) return { tooDeep: true, bigNumber };
     } else if (c === 93 || c === 125) depth--;
   }
-  return false;
+  return { tooDeep: false, bigNumber };
 }
 
 type Problem = 'number' | 'nul';
@@ -116,12 +111,12 @@ export function installInputGuard(app: FastifyInstance): void {
     defaultJson(request, body as string, (err: Error | null, parsed?: unknown) => {
       if (err) return done(err, undefined);
       const text = body as string;
-      if (nestsDeeper(text, MAX_JSON_DEPTH)) {
+      const scan = scanJson(text, MAX_JSON_DEPTH);
+      if (scan.tooDeep) {
         return done(fieldFailure(request, 'body', undefined, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { detailFirst: true }), undefined);
       }
-      const numbers = mayOverflow(text);
       const nul = text.includes(NUL_ESCAPE);
-      if (numbers || nul) {
+      if (scan.bigNumber || nul) {
         // Routing runs before body parsing, so the route's schema and codes are known here.
         const exempt = nul ? anyJsonFields(request) : new Set<string>();
         const found = badField(parsed, (field) => nul && !exempt.has(field));
