@@ -91,8 +91,23 @@ describe('URLs refused before routing', () => {
     expect(key).toMatchObject({ status: 422, body: { error_code: 'MEMORY_KEY_INVALID' } });
   });
 
-  test('malformed percent-encoding in the path is 400 BAD_REQUEST in the API format', async () => {
-    const r = await t.request('GET', '/v1/memory/%E0%A4%A', { token: a.apiKey });
+  test('malformed percent-encoding in a path parameter is the route\'s answer for an invalid value of it', async () => {
+    const key = await t.request('GET', '/v1/memory/%E0%A4%A', { token: a.apiKey });
+    expect(key).toMatchObject({ status: 422, body: { error_code: 'MEMORY_KEY_INVALID', field: 'params.key' } });
+    const put = await t.request('PUT', '/v1/memory/a%zz', { token: a.apiKey, body: { value: 1 } });
+    expect(put).toMatchObject({ status: 422, body: { error_code: 'MEMORY_KEY_INVALID' } });
+    // The spec: a malformed blob id is 404 BLOB_NOT_FOUND, on every blob route.
+    for (const [method, path] of [['GET', '/v1/blobs/b_%zz'], ['GET', '/v1/blobs/%E0%A4%A/meta'], ['DELETE', '/v1/blobs/%zz'], ['POST', '/v1/blobs/%zz/parse']] as const) {
+      const r = await t.request(method, path, { token: a.apiKey });
+      expect(r, `${method} ${path}`).toMatchObject({ status: 404, body: { error_code: 'BLOB_NOT_FOUND' } });
+    }
+    const browse = await t.request('GET', '/v1/browse/%zz', { token: a.apiKey });
+    expect(browse.status).toBeLessThan(500);
+    expect(browse.body).toMatchObject({ error_code: expect.any(String), message: expect.stringContaining('percent-encoding') });
+  });
+
+  test('malformed percent-encoding in a URL that matches no route is 400 BAD_REQUEST in the API format', async () => {
+    const r = await t.request('GET', '/v1/nothing-here/%zz', { token: a.apiKey });
     expect(r).toMatchObject({ status: 400, body: { error_code: 'BAD_REQUEST' } });
   });
 });

@@ -44,6 +44,10 @@ function validationFailure(err: FastifyError, request: FastifyRequest): ApiError
  */
 export function fieldFailure(request: FastifyRequest, context: string, field: string | undefined, detail: string, opts: { detailFirst?: boolean } = {}): ApiError {
   const codes = (request.routeOptions.config as { validationCodes?: Record<string, ValidationCode> } | undefined)?.validationCodes ?? {};
+  return codedFailure(codes, context, field, detail, opts);
+}
+
+function codedFailure(codes: Record<string, ValidationCode>, context: string, field: string | undefined, detail: string, opts: { detailFirst?: boolean } = {}): ApiError {
   const mapped = (field && codes[`${context}.${field}`]) || codes[`${context}.*`];
   const where = field ? `${context}.${field}` : context;
   // detailFirst: the route's message describes its schema rule, not this problem.
@@ -78,14 +82,43 @@ export function sendApiError(reply: FastifyReply, e: ApiError): FastifyReply {
  * Fastify's errors from before routing (a path value over maxParamLength, malformed percent-encoding
  * in the path), in the API's error format instead of Fastify's own.
  */
-export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
     void sendApiError(reply, new ApiError(414, 'URI_TOO_LONG', 'A path segment of this URL is longer than 8192 characters'));
   } else if (err.code === 'FST_ERR_BAD_URL') {
-    void sendApiError(reply, new ApiError(400, 'BAD_REQUEST', 'The URL path is not valid (malformed percent-encoding)'));
+    void sendApiError(reply, badUrlFailure(request));
   } else {
     void sendApiError(reply, new ApiError(err.statusCode && err.statusCode < 500 ? err.statusCode : 400, 'BAD_REQUEST', err.message));
   }
+}
+
+/** Routes with path parameters, per app: a malformed parameter is answered as that route refuses a bad one. */
+interface ParamRoute { method: string; segments: string[]; codes: Record<string, ValidationCode> }
+const paramRoutes = new WeakMap<FastifyInstance, ParamRoute[]>();
+
+const undecodable = (segment: string): boolean => {
+  try {
+    decodeURIComponent(segment);
+    return false;
+  } catch {
+    return true;
+  }
+};
+
+/**
+ * A path segment that is not valid percent-encoding fails before routing. When the URL matches a
+ * route and the segment is one of its parameters, the answer is the route's own for an invalid
+ * value of that parameter (a blob id: 404 BLOB_NOT_FOUND; a memory key: 422 MEMORY_KEY_INVALID),
+ * else 422 VALIDATION_FAILED naming it; a URL that matches no route is 400 BAD_REQUEST.
+ */
+function badUrlFailure(request: FastifyRequest): ApiError {
+  const segments = request.url.split('?')[0].split('/');
+  const bad = segments.findIndex(undecodable);
+  const route = (paramRoutes.get(request.server) ?? []).find((r) => r.method === request.method && r.segments.length === segments.length
+    && r.segments.every((p, i) => p.startsWith(':') || p === segments[i]));
+  const param = bad >= 0 ? route?.segments[bad] : undefined;
+  if (!route || !param?.startsWith(':')) return new ApiError(400, 'BAD_REQUEST', 'The URL path is not valid (malformed percent-encoding)');
+  return codedFailure(route.codes, 'params', param.slice(1), 'malformed percent-encoding', { detailFirst: true });
 }
 
 /** The app's error handler: ApiError, schema failures and Fastify's 4xx in the API format; anything else 500, logged. */
@@ -106,6 +139,13 @@ export function handleError(err: FastifyError, request: FastifyRequest, reply: F
 export const isJsonParseError = (err: FastifyError): boolean => frameworkFailure(err)?.code === 'INVALID_JSON';
 
 export function installErrorHandling(app: FastifyInstance): void {
+  const routes: ParamRoute[] = [];
+  paramRoutes.set(app, routes);
+  app.addHook('onRoute', (r) => {
+    if (!r.url.includes('/:')) return;
+    const codes = (r.config as { validationCodes?: Record<string, ValidationCode> } | undefined)?.validationCodes ?? {};
+    for (const method of [r.method].flat()) routes.push({ method, segments: r.url.split('/'), codes });
+  });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error_code: 'ROUTE_NOT_FOUND', message: `No route for ${request.method} ${request.url.split('?')[0]}` }),
