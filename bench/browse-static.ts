@@ -39,7 +39,7 @@ const extractor = createExtractor();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 try {
   const { apiKey, agentId } = await registerAgent(svc.url);
-  await createCredits({ store: createBillingStore(svc.svc.database.db), clock: systemClock })
+  await createCredits({ store: createBillingStore(svc.svc.database), clock: systemClock })
     .add(agentId, { kind: 'grant', units: 1_000_000_000, ref: 'bench-grant' });
   const viaSvc = async (url: string) => {
     const res = await fetch(`${svc.url}/v1/browse`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ url }) });

@@ -21,7 +21,7 @@ const svc = await startSvc({ SVC_SEARCH_PRIMARY: 'brave', SVC_BRAVE_API_KEY: 'be
   ...(process.env.METERING === 'off' ? { SVC_METERING_ENABLED: 'false' } : {}) });
 try {
   const { apiKey, agentId } = await registerAgent(svc.url);
-  const credits = createCredits({ store: createBillingStore(svc.svc.database.db, svc.svc.database.sqlite), clock: systemClock });
+  const credits = createCredits({ store: createBillingStore(svc.svc.database), clock: systemClock });
   await credits.add(agentId, { kind: 'grant', units: 1_000_000_000, ref: 'bench-grant' }); // 100,000 USD: never runs out here
   const url = `${svc.url}/v1/search?q=${encodeURIComponent('benchmark query')}&num_results=10`;
   const headers = { authorization: `Bearer ${apiKey}` };
@@ -36,7 +36,7 @@ try {
   console.log(report(base, s));
   console.log(`provider requests during the run: ${brave.requests} (1 = every measured call was a cache hit)`);
   // Context: the ceiling billing's charge alone reaches with 10 concurrent callers (same agent, same database).
-  const metering = createMetering({ store: createBillingStore(svc.svc.database.db, svc.svc.database.sqlite), clock: systemClock, agents: { tierOf: async () => 'free' }, upgradeUrl: 'u' });
+  const metering = createMetering({ store: createBillingStore(svc.svc.database), clock: systemClock, agents: { tierOf: async () => 'free' }, upgradeUrl: 'u' });
   const t0 = performance.now();
   let n = 0;
   while (performance.now() - t0 < 4000) {

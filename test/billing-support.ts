@@ -26,7 +26,7 @@ export async function openRigDatabase(test?: TestDatabase, poolMax?: number): Pr
 
 /** Billing services over one database handle (one "svc instance"). */
 export function rigOn(handle: DatabaseHandle, clock: ManualClock, extra: Partial<MeteringDeps> = {}) {
-  const store = createBillingStore(handle.db, handle.sqlite);
+  const store = createBillingStore(handle);
   const credits = createCredits({ store, clock });
   const metering = createMetering({
     store, clock, agents: { tierOf: async () => 'free' }, upgradeUrl: 'http://svc.test/v1/billing/credits/checkout', ...extra,

@@ -203,7 +203,7 @@ describe('meter port (billing)', () => {
   test('charged inside the write after validation and limits; rolled back with a failed write; 402 passes through', async () => {
     const a = await agent('starter');
     const { meter, state } = creditMeter(3);
-    const svc = createMemoryService({ store: createMemoryStore(built.database.db, built.database.sqlite), clock, upgradeUrl: 'u', meter });
+    const svc = createMemoryService({ store: createMemoryStore(built.database), clock, upgradeUrl: 'u', meter });
     const caller = { agentId: a.id, tier: 'starter' };
     const ok = await svc.put(caller, 'one', { value: 1 });
     expect(ok.svcUsage).toEqual({ credits_remaining_usd: '2' });
@@ -219,7 +219,7 @@ describe('meter port (billing)', () => {
     await setWrites(a.id, 0);
     // The write fails after the charge (inside the same transaction): the charge rolls back with it.
     const broken = createMemoryService({
-      store: createMemoryStore(built.database.db, built.database.sqlite), clock, upgradeUrl: 'u', meter,
+      store: createMemoryStore(built.database), clock, upgradeUrl: 'u', meter,
       semantic: {
         unavailableReason: () => undefined, forget: async () => {}, search: async () => [],
         enqueue: async () => { throw new Error('disk full'); },
@@ -241,7 +241,7 @@ describe('meter port (billing)', () => {
 describe('reads never see an open write transaction', () => {
   test('a GET issued while a write is in flight answers from committed data only (the write then rolls back)', async () => {
     const a = await agent('starter');
-    const store = createMemoryStore(built.database.db, built.database.sqlite);
+    const store = createMemoryStore(built.database);
     const svc = createMemoryService({ store, clock, upgradeUrl: 'u' });
     const caller = { agentId: a.id, tier: 'starter' };
     await svc.put(caller, 'k', { value: 'committed' });

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { loadVectorExtension } from '../vectors/sqlite-vec';
 import type { Database } from './schema';
 import type { Engine } from './dialect';
+import { createCommitSync, type CommitSync } from './commit-sync';
 
 // int8 (bigint) columns hold epoch milliseconds and counters: well inside 2^53, so read them as numbers.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -19,6 +20,8 @@ export interface DatabaseHandle {
   sqlite?: SQLite.Database;
   /** Why sqlite-vec could not be loaded (SQLite only; vector search then scans exactly). */
   vectorExtensionError?: string;
+  /** Group commit with the disk flush off the event loop (commit-sync.ts); for the write batchers. */
+  commits: CommitSync;
   /** The pg pool (PostgreSQL only). */
   pool?: pg.Pool;
   close(): Promise<void>;
@@ -36,7 +39,7 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
     // An idle client losing its connection must not crash the process.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, engine: 'postgres', pool, close: () => db.destroy() };
+    return { db, engine: 'postgres', pool, commits: createCommitSync(db), close: () => db.destroy() };
   }
   const dir = resolve(opts.dataDir);
   mkdirSync(dir, { recursive: true });
@@ -53,7 +56,14 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   // sqlite-vec before migrations: once a vec0 table exists, schema introspection needs the module.
   const vectorExtensionError = loadVectorExtension({ engine: 'sqlite', sqlite });
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, engine: 'sqlite', sqlite, vectorExtensionError, close: () => db.destroy() };
+  const commits = createCommitSync(db, sqlite);
+  return {
+    db, engine: 'sqlite', sqlite, vectorExtensionError, commits,
+    async close() {
+      await commits.close();
+      await db.destroy();
+    },
+  };
 }
 
 /**

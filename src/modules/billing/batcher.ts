@@ -6,10 +6,13 @@
  * (Starting at once made batches of one or two on SQLite, whose commit blocks the loop: cached
  * search went from 1.7k to 4.4k req/s with the deferral.)
  * `run` returns one outcome per job; if it throws, the whole batch was rolled back and every job fails.
+ * With `durable`, a batch's jobs are settled only once it resolves (its commit is on disk), and the
+ * next batch does not wait for that (infra/db/commit-sync.ts).
  */
 export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
-export function createBatcher<J, R>(run: (jobs: J[]) => Promise<Outcome<R>[]>, maxBatch = 64) {
+export function createBatcher<J, R>(run: (jobs: J[]) => Promise<Outcome<R>[]>, opts: { maxBatch?: number; durable?: () => Promise<void> } = {}) {
+  const { maxBatch = 64, durable = () => Promise.resolve() } = opts;
   type Waiting = { job: J; resolve: (r: R) => void; reject: (e: unknown) => void };
   let queue: Waiting[] = [];
   let running = false;
@@ -22,7 +25,10 @@ export function createBatcher<J, R>(run: (jobs: J[]) => Promise<Outcome<R>[]>, m
         queue = queue.slice(batch.length);
         try {
           const out = await run(batch.map((w) => w.job));
-          out.forEach((o, i) => (o.ok ? batch[i].resolve(o.value) : batch[i].reject(o.error)));
+          durable().then(
+            () => out.forEach((o, i) => (o.ok ? batch[i].resolve(o.value) : batch[i].reject(o.error))),
+            (e) => { for (const w of batch) w.reject(e); },
+          );
         } catch (e) {
           for (const w of batch) w.reject(e);
         }

@@ -277,10 +277,11 @@ export function createMetering(deps: MeteringDeps): Metering {
         }
       }
       return results;
-    });
-    for (const l of low) deps.onLowBalance?.(l);
+    }, { deferFlush: true });
+    // The refill is asked for only once the dip it answers is on disk.
+    if (low.length > 0) store.durable().then(() => { for (const l of low) deps.onLowBalance?.(l); }, () => {});
     return out;
-  });
+  }, { durable: store.durable });
 
   async function commonsPart(agentId: string) {
     const port = deps.commons?.();

@@ -53,7 +53,7 @@ export function createBillingModule(deps: BillingModuleDeps) {
   const { config, clock } = deps;
   const base = config.core.baseUrl;
   const billingPageUrl = config.billing.billingPageUrl ?? `${base}/billing`;
-  const store = createBillingStore(deps.database.db, deps.database.sqlite);
+  const store = createBillingStore(deps.database);
   // A purchase can lift a credit tier (spark, sprint, ...): the agent record follows, so every module
   // that reads the authenticated tier sees the billed one.
   const credits = createCredits({

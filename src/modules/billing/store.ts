@@ -5,8 +5,8 @@
  * one database serialise per agent; SQLite has one writer connection per process, so a transaction
  * is already exclusive). Locks are taken in agent_id order so batches never deadlock.
  */
-import type SQLite from 'better-sqlite3';
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
+import type { DatabaseHandle } from '../../infra/db/database';
 import { engineOf, isUniqueViolation } from '../../infra/db/dialect';
 import type { Database } from '../../infra/db/schema';
 import type { BillingAccountsTable } from '../../infra/db/tables/billing';
@@ -18,7 +18,7 @@ export type Account = BillingAccountsTable;
 /** A locked account: `meter_stamp` is the fresh stamp this transaction wrote, `prev_stamp` the one it found. */
 export interface LockedAccount extends Account { prev_stamp: string | null }
 
-export function createBillingStore(db: Kysely<Database>, sqlite?: SQLite.Database) {
+export function createBillingStore({ db, sqlite, commits }: Pick<DatabaseHandle, 'db' | 'sqlite' | 'commits'>) {
   const engine = engineOf(db);
   /** Accounts known to exist (rows are never deleted), so the hot path skips the insert. */
   const known = new Set<string>();
@@ -51,14 +51,22 @@ export function createBillingStore(db: Kysely<Database>, sqlite?: SQLite.Databas
   return {
     db,
     engine,
+    /** Resolves once every commit so far is on disk (after `withLocks(..., { deferFlush: true })`). */
+    durable: () => commits.durable(),
     /** The charge's compiled statements (meter-sql.ts); direct on the SQLite connection when given. */
     sql: meterSql,
     /**
      * Runs fn in one transaction holding the locks of these agents' accounts. Every locked account
      * gets a fresh meter_stamp, so in-memory metering state of these agents is reloaded afterwards.
+     * `deferFlush`: the commit does not wait for the disk; the caller awaits `durable()` before it
+     * acknowledges anything (group commit, infra/db/commit-sync.ts).
      */
-    async withLocks<T>(agentIds: string[], now: number, fn: (trx: Transaction<Database>, accounts: Map<string, LockedAccount>) => Promise<T>): Promise<T> {
-      const result = await db.transaction().execute(async (trx) => fn(trx, await lockAccounts(trx, agentIds, now)));
+    async withLocks<T>(
+      agentIds: string[], now: number, fn: (trx: Transaction<Database>, accounts: Map<string, LockedAccount>) => Promise<T>,
+      opts: { deferFlush?: boolean } = {},
+    ): Promise<T> {
+      const body = async (trx: Transaction<Database>) => fn(trx, await lockAccounts(trx, agentIds, now));
+      const result = await (opts.deferFlush ? commits.transaction(body) : db.transaction().execute(body));
       for (const id of agentIds) known.add(id);
       return result;
     },

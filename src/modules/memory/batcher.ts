@@ -1,15 +1,17 @@
 /**
  * Group commit: writes that arrive while a transaction is running wait and go together in the next
  * one, each inside its own savepoint. A write is acknowledged only after the COMMIT that contains it
- * (one fsync for the batch instead of one per write), and a write that fails rolls back to its
- * savepoint without touching the others in its batch.
+ * is on disk (one flush for the batch instead of one per write; on SQLite the flush runs off the
+ * event loop and the next batch may commit meanwhile, see infra/db/commit-sync.ts), and a write that
+ * fails rolls back to its savepoint without touching the others in its batch.
  *
  * Jobs of a batch run in the order of their lock key (the agent id; stable, so one agent's writes
  * keep their order): every transaction then takes the agents' row locks in the same global order,
  * so two instances' batches on PostgreSQL cannot deadlock on each other.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
+import type { CommitSync } from '../../infra/db/commit-sync';
 
 interface Job<T> {
   key: string;
@@ -19,24 +21,39 @@ interface Job<T> {
   outcome?: { ok: true; value: T } | { ok: false; error: unknown };
 }
 
-export function createWriteBatcher(db: Kysely<Database>, maxBatch = 256) {
+export function createWriteBatcher(commits: CommitSync, maxBatch = 256) {
   const queue: Job<any>[] = [];
   let running = false;
+
+  /** Settles the batch's jobs once its commit is on disk (every outcome, so none is answered early). */
+  function settleWhenDurable(batch: Job<any>[]): void {
+    commits.durable().then(
+      () => {
+        for (const job of batch) {
+          const o = job.outcome!;
+          if (o.ok) job.resolve(o.value);
+          else job.reject(o.error);
+        }
+      },
+      (error) => { for (const job of batch) job.reject(error); },
+    );
+  }
 
   async function runBatch(batch: Job<any>[]): Promise<void> {
     if (batch.length === 1) {
       // Alone: no savepoint needed; a failure rolls the whole transaction back.
       const [job] = batch;
       try {
-        job.resolve(await db.transaction().execute((trx) => job.run(trx)));
+        job.outcome = { ok: true, value: await commits.transaction((trx) => job.run(trx)) };
       } catch (error) {
-        job.reject(error);
+        job.outcome = { ok: false, error };
       }
+      settleWhenDurable(batch);
       return;
     }
     batch.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     try {
-      await db.transaction().execute(async (trx) => {
+      await commits.transaction(async (trx) => {
         for (const job of batch) {
           await sql`savepoint svc_write`.execute(trx);
           try {
@@ -54,11 +71,7 @@ export function createWriteBatcher(db: Kysely<Database>, maxBatch = 256) {
       for (const job of batch) job.reject(error);
       return;
     }
-    for (const job of batch) {
-      const o = job.outcome!;
-      if (o.ok) job.resolve(o.value);
-      else job.reject(o.error);
-    }
+    settleWhenDurable(batch);
   }
 
   async function drain(): Promise<void> {

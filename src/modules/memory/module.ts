@@ -32,7 +32,7 @@ export interface MemoryModuleDeps {
 export function createMemoryModule(deps: MemoryModuleDeps) {
   const { config, clock } = deps;
   const limiter = deps.limiter ?? createRateLimiter({ redisUrl: config.core.redisUrl, clock });
-  const store = createMemoryStore(deps.database.db, deps.database.sqlite);
+  const store = createMemoryStore(deps.database);
   const vectors = deps.vectors;
   const semantic = createMemorySemantic({ embedder: vectors?.embedder, index: vectors?.index, indexer: vectors?.indexer });
   if (vectors?.indexer) {

@@ -3,7 +3,7 @@
  * ledger row, the live pointer (memory_heads), the storage counter, the month's write counter and
  * the embedding outbox move together or not at all.
  */
-import type SQLite from 'better-sqlite3';
+import type { DatabaseHandle } from '../../infra/db/database';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { MemoryHeadsTable } from '../../infra/db/tables/memory';
@@ -58,8 +58,13 @@ const entryColumns = [
   'h.expires_at', 'h.created_at', 'h.updated_at',
 ] as const;
 
-export function createMemoryStore(db: Db, sqlite?: SQLite.Database) {
-  const batcher = createWriteBatcher(db);
+export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 'db' | 'sqlite' | 'commits'>) {
+  const batcher = createWriteBatcher(commits);
+  /**
+   * Reads wait while a committed write is not yet on disk (its PUT is not acknowledged yet), so no
+   * reader sees a value that a power loss could still take back. Nothing to wait for without writes.
+   */
+  const settled = (): Promise<void> | undefined => (commits.unsynced ? commits.durable().catch(() => {}) : undefined);
   const entries = (q: Db | Trx, agentId: string, now: number) =>
     q.selectFrom('memory_heads as h')
       .innerJoin('memory_versions as v', (j) => j.onRef('v.agent_id', '=', 'h.agent_id').onRef('v.key', '=', 'h.key').onRef('v.version', '=', 'h.version'))
@@ -138,28 +143,33 @@ export function createMemoryStore(db: Db, sqlite?: SQLite.Database) {
 
     /** A live entry and the agent's counters in one query (GET); undefined when the key has no live value. */
     async getWithCounters(agentId: string, key: string, month: string, now: number): Promise<{ entry: EntryRow; counters: Counters } | undefined> {
+      await settled();
       const [row] = await getWithCountersQ({ agent: agentId, key, month, now });
       return row ? { entry: row as unknown as EntryRow, counters: countersOf(row as never) } : undefined;
     },
 
     async get(agentId: string, key: string, now: number): Promise<EntryRow | undefined> {
+      await settled();
       return (await entries(db, agentId, now).where('h.key', '=', key).select(entryColumns).executeTakeFirst()) as EntryRow | undefined;
     },
 
     /** Live values of several keys (search hits), in no particular order. */
     async getMany(agentId: string, keys: string[], now: number): Promise<EntryRow[]> {
+      await settled();
       if (keys.length === 0) return [];
       return (await entries(db, agentId, now).where('h.key', 'in', keys).select(entryColumns).execute()) as EntryRow[];
     },
 
     /** Ranked by importance, then recency (context reload). */
     async context(agentId: string, now: number, minRank: number, limit: number): Promise<EntryRow[]> {
+      await settled();
       return (await entries(db, agentId, now).where('h.importance_rank', '>=', minRank)
         .orderBy('h.importance_rank', 'desc').orderBy('h.updated_at', 'desc').orderBy('h.key')
         .limit(limit).select(entryColumns).execute()) as EntryRow[];
     },
 
     async list(agentId: string, now: number, f: { prefix?: string; importance?: string; offset: number; limit: number }) {
+      await settled();
       let q = db.selectFrom('memory_heads as h').where('h.agent_id', '=', agentId).where(live(now));
       // substr rather than LIKE: '_' is a key character, and SQLite's LIKE ignores case.
       if (f.prefix) q = q.where(sql`substr(h.key, 1, ${f.prefix.length})`, '=', f.prefix);

@@ -1,0 +1,154 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { createWriteBatcher } from '../../modules/memory/batcher';
+import { createBatcher } from '../../modules/billing/batcher';
+import { createCommitSync } from './commit-sync';
+import type { Database } from './schema';
+
+let dir: string;
+let sqlite: SQLite.Database;
+let db: Kysely<Database>;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-commit-sync-'));
+  sqlite = new SQLite(join(dir, 'db.sqlite'));
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = FULL');
+  sqlite.exec('create table t (id integer primary key, v text not null)');
+  db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+});
+afterEach(async () => {
+  await db.destroy();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A flush the test finishes by hand, to see who waits for which flush. */
+function manualFlush() {
+  const pending: { resolve(): void; reject(e: Error): void }[] = [];
+  return {
+    pending,
+    flush: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })),
+  };
+}
+const insert = (v: string) => (trx: Kysely<Database>) => sql`insert into t (v) values (${v})`.execute(trx);
+const rows = () => sqlite.prepare('select v from t order by id').all().map((r) => (r as { v: string }).v);
+const synchronous = () => sqlite.pragma('synchronous', { simple: true });
+/** Lets pending promise callbacks run. */
+const settle = () => new Promise((r) => setImmediate(r));
+
+test('the deferred transaction commits with synchronous NORMAL and puts FULL back', async () => {
+  const commits = createCommitSync(db, sqlite);
+  let inside: unknown;
+  await commits.transaction(async (trx) => {
+    inside = (await sql<{ synchronous: number }>`pragma synchronous`.execute(trx)).rows[0].synchronous;
+    await insert('a')(trx);
+  });
+  expect(inside).toBe(1);
+  expect(synchronous()).toBe(2);
+  expect(rows()).toEqual(['a']);
+  expect(commits.unsynced).toBe(true);
+  await commits.durable();
+  expect(commits.unsynced).toBe(false);
+  expect(commits.flushes).toBe(1);
+  expect(existsSync(join(dir, 'db.sqlite-wal'))).toBe(true);
+  await commits.close();
+});
+
+test('a failing transaction rolls back, leaves FULL in place and nothing to flush', async () => {
+  const commits = createCommitSync(db, sqlite);
+  await expect(commits.transaction(async (trx) => {
+    await insert('a')(trx);
+    throw new Error('refused');
+  })).rejects.toThrow('refused');
+  expect(rows()).toEqual([]);
+  expect(synchronous()).toBe(2);
+  expect(commits.unsynced).toBe(false);
+  await commits.durable();
+  expect(commits.flushes).toBe(0);
+});
+
+test('durable() waits for a flush that started after the commit; commits before a flush share it', async () => {
+  const m = manualFlush();
+  const commits = createCommitSync(db, sqlite, { flush: m.flush });
+  await commits.transaction(insert('a'));
+  await commits.transaction(insert('b'));
+  let aDone = false;
+  let bDone = false;
+  void commits.durable().then(() => { aDone = true; });
+  void commits.durable().then(() => { bDone = true; });
+  await settle();
+  expect(m.pending).toHaveLength(1);
+
+  // A commit while that flush runs is not covered by it.
+  await commits.transaction(insert('c'));
+  let cDone = false;
+  void commits.durable().then(() => { cDone = true; });
+  m.pending[0].resolve();
+  await settle();
+  expect([aDone, bDone, cDone]).toEqual([true, true, false]);
+  expect(m.pending).toHaveLength(2);
+  expect(commits.unsynced).toBe(true);
+  m.pending[1].resolve();
+  await settle();
+  expect(cDone).toBe(true);
+  expect(commits.unsynced).toBe(false);
+  expect(commits.flushes).toBe(2);
+});
+
+test('a failed flush is final: later commits are never reported durable', async () => {
+  const m = manualFlush();
+  const commits = createCommitSync(db, sqlite, { flush: m.flush });
+  await commits.transaction(insert('a'));
+  const first = commits.durable();
+  await settle();
+  m.pending[0].reject(new Error('EIO'));
+  await expect(first).rejects.toThrow(/flushing the SQLite WAL failed.*EIO/);
+  await commits.transaction(insert('b'));
+  await expect(commits.durable()).rejects.toThrow(/no longer acknowledged/);
+  expect(m.pending).toHaveLength(1);
+});
+
+test('memory write batcher: a write is acknowledged only once its batch is flushed', async () => {
+  const m = manualFlush();
+  const commits = createCommitSync(db, sqlite, { flush: m.flush });
+  const batcher = createWriteBatcher(commits);
+  const outcomes: string[] = [];
+  const ok = batcher.submit(async (trx) => { await insert('a')(trx as never); return 'a'; }, 'agent-1').then((v) => outcomes.push(`ok ${v}`));
+  const refused = batcher.submit(async (trx) => {
+    await insert('x')(trx as never);
+    throw new Error('over the cap');
+  }, 'agent-2').catch((e: Error) => outcomes.push(`refused ${e.message}`));
+  for (let i = 0; i < 5 && m.pending.length === 0; i++) await settle();
+  // Committed (the refused write rolled back to its savepoint), not yet flushed: nobody is answered.
+  expect(rows()).toEqual(['a']);
+  expect(outcomes).toEqual([]);
+  m.pending[0].resolve();
+  await Promise.all([ok, refused]);
+  expect(outcomes.sort()).toEqual(['ok a', 'refused over the cap']);
+});
+
+test('charge batcher: outcomes are settled only after durable() resolves', async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  const batcher = createBatcher<number, number>(async (jobs) => jobs.map((j) => ({ ok: true as const, value: j * 2 })), { durable: () => gate });
+  let value: number | undefined;
+  const p = batcher.submit(21).then((v) => { value = v; });
+  for (let i = 0; i < 5; i++) await settle();
+  expect(value).toBeUndefined();
+  release();
+  await p;
+  expect(value).toBe(42);
+});
+
+test('without SQLite (PostgreSQL) the transaction is plain and durable() resolves at once', async () => {
+  const commits = createCommitSync(db);
+  await commits.transaction(insert('a'));
+  expect(commits.unsynced).toBe(false);
+  await commits.durable();
+  expect(commits.flushes).toBe(0);
+  expect(synchronous()).toBe(2);
+});
