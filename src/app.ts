@@ -121,7 +121,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // Metering is billing's service; search and browse charge through it (billing's routes can share it).
   const upgradeUrl = config.billing.billingPageUrl ?? `${config.core.baseUrl}/billing`;
   const metering = billing.metering;
-  const usage = createUsageModule({ db: database.db, clock, upgradeUrl });
+  const usage = createUsageModule({ readings: billing.usageReadings, terms: billing.usageTerms, clock, upgradeUrl });
   const search = createSearchModule({ config, clock, envelope, metering, usage: usage.service, log: app.log });
   const feedback = createFeedbackModule({ db: database.db, clock, envelope, upgradeUrl, effectiveTier: (id, tier) => usage.service.effectiveTier(id, tier) });
   usage.service.addActivitySource(feedback.service.activitySource());

@@ -10,6 +10,7 @@ import { paymentsFromConfig, type PaymentsGateway } from '../../infra/payments';
 import type { Clock } from '../../lib/clock';
 import { createCredits } from './credits';
 import { memoryMeterFrom, unmeteredMemory } from './memory-meter';
+import { billingReadings, billingTerms } from './usage-readings';
 import { createMetering, type AgentTierPort, type CommonsStatsPort, type Metering } from './metering';
 import { ACTION_POOL } from './pricing';
 import { createReferralStore } from './referral-store';
@@ -100,6 +101,8 @@ export function createBillingModule(deps: BillingModuleDeps) {
   const module: BillingModule = {
     store, credits, metering, billing, referrals,
     memoryMeter: config.billing.meteringEnabled ? memoryMeterFrom(metering) : unmeteredMemory,
+    usageReadings: billingReadings(deps.database.db, clock),
+    usageTerms: billingTerms,
     /** The commons module's statistics for `_svc.usage` (commons_size, commons_contributions). */
     setCommons(port: CommonsStatsPort) { commons = port; },
     /** Storage figures of the memory and blob modules for the snapshot. */
@@ -120,6 +123,9 @@ export interface BillingModule {
   billing: ReturnType<typeof createBillingService>;
   referrals: ReturnType<typeof createReferralPayouts>;
   memoryMeter: ReturnType<typeof memoryMeterFrom>;
+  /** For the usage module (GET /v1/usage, search usage): billing's counters and prices, read-only. */
+  usageReadings: ReturnType<typeof billingReadings>;
+  usageTerms: typeof billingTerms;
   setCommons(port: CommonsStatsPort): void;
   setStorage(port: StorageUsagePort): void;
   routes: ReturnType<typeof billingRoutes>;

@@ -1,17 +1,16 @@
 /**
- * Adapter: the usage module's MeterReadings, read from billing's counters (the same functions
- * billing's own snapshot uses, so GET /v1/usage and GET /v1/billing never disagree). Read-only.
- * It belongs next to billing's other adapters (billing/memory-meter.ts) once billing exposes reads
- * in its service; until then it sits here so billing's write path stays untouched.
+ * Adapter: the usage module's MeterReadings (its port), read from billing's counters with the same
+ * functions billing's own snapshot uses, so GET /v1/usage and GET /v1/billing never disagree.
+ * Read-only. Billing's module hands it to the usage module (app.ts), as memory-meter.ts does for memory.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { Clock } from '../../lib/clock';
 import { effectiveTier } from '../../lib/tiers';
-import { balanceOf } from '../billing/ledger-store';
-import { dailyRows, freeUsed } from '../billing/meter-store';
-import { ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS } from '../billing/pricing';
-import type { MeterReadings, MeterTerms } from './ports';
+import type { MeterReadings, MeterTerms } from '../usage/ports';
+import { balanceOf } from './ledger-store';
+import { dailyRows, freeUsed } from './meter-store';
+import { ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS } from './pricing';
 
 export function billingReadings(db: Kysely<Database>, clock: Clock): MeterReadings {
   return {
