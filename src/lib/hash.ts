@@ -1,6 +1,8 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, hash, timingSafeEqual } from 'node:crypto';
 
-export const sha256hex = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
+// One-shot crypto.hash (Node >= 20.12; package.json asks for >= 20.19) is about 1 µs cheaper per call
+// than a Hash object, and the authenticated hot path hashes every bearer token.
+export const sha256hex = (data: string | Buffer): string => hash('sha256', data, 'hex');
 
 export const hmacHex = (secret: string | Buffer, data: string | Buffer): string =>
   createHmac('sha256', secret).update(data).digest('hex');
