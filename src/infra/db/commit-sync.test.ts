@@ -152,3 +152,12 @@ test('without SQLite (PostgreSQL) the transaction is plain and durable() resolve
   expect(commits.flushes).toBe(0);
   expect(synchronous()).toBe(2);
 });
+
+test('close() flushes commits nobody has waited for yet', async () => {
+  const commits = createCommitSync(db, sqlite);
+  await commits.transaction(insert('a'));
+  expect(commits.unsynced).toBe(true);
+  await commits.close();
+  expect(commits.unsynced).toBe(false);
+  expect(commits.flushes).toBe(1);
+});

@@ -123,7 +123,8 @@ export function createCommitSync(
       return flushes;
     },
     async close() {
-      await running?.catch(() => {});
+      // Commits still waiting for a flush get it before the file is closed.
+      await durable().catch(() => {});
       const handle = await wal?.catch(() => undefined);
       wal = undefined;
       await handle?.close();
