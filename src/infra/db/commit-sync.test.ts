@@ -161,3 +161,34 @@ test('close() flushes commits nobody has waited for yet', async () => {
   expect(commits.unsynced).toBe(false);
   expect(commits.flushes).toBe(1);
 });
+
+test('memory write batcher: a batch runs without savepoints; a refusal reruns it with savepoints, then guards the next batches', async () => {
+  const commits = createCommitSync(db, sqlite);
+  const batcher = createWriteBatcher(commits);
+  const runs = new Map<string, number>();
+  const job = (v: string, refuse = false) => batcher.submit(async (trx) => {
+    runs.set(v, (runs.get(v) ?? 0) + 1);
+    await insert(v)(trx as never);
+    if (refuse) throw new Error(`refused ${v}`);
+    return v;
+  }, v);
+
+  // Submitted in one turn: one batch, all succeed, each job runs once.
+  expect(await Promise.all([job('a1'), job('a2'), job('a3')])).toEqual(['a1', 'a2', 'a3']);
+  expect([...runs.values()]).toEqual([1, 1, 1]);
+
+  // One refusal: the optimistic pass rolls back as a whole, the batch runs again with savepoints;
+  // the refused job's row is gone, its neighbours' rows are written once.
+  const mixed = await Promise.allSettled([job('b1'), job('b2', true), job('b3')]);
+  expect(mixed.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+  expect(runs.get('b1')).toBe(2);
+  expect(runs.get('b2')).toBe(2);
+  expect(rows()).toEqual(['a1', 'a2', 'a3', 'b1', 'b3']);
+
+  // The next batches go straight to savepoints: each job runs once even when a neighbour is refused.
+  const guarded = await Promise.allSettled([job('c1'), job('c2', true)]);
+  expect(guarded.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+  expect([runs.get('c1'), runs.get('c2')]).toEqual([1, 1]);
+  expect(rows()).toEqual(['a1', 'a2', 'a3', 'b1', 'b3', 'c1']);
+  await commits.close();
+});

@@ -1,6 +1,7 @@
 /**
  * Group commit: writes that arrive while a transaction is running wait and go together in the next
- * one, each inside its own savepoint. A write is acknowledged only after the COMMIT that contains it
+ * one (first without savepoints; if a write fails, the batch runs again with each write inside its
+ * own savepoint). A write is acknowledged only after the COMMIT that contains it
  * is on disk (one flush for the batch instead of one per write; on SQLite the flush runs off the
  * event loop and the next batch may commit meanwhile, see infra/db/commit-sync.ts), and a write that
  * fails rolls back to its savepoint without touching the others in its batch.
@@ -21,9 +22,13 @@ interface Job<T> {
   outcome?: { ok: true; value: T } | { ok: false; error: unknown };
 }
 
+/** Batches run with savepoints straight away after an optimistic batch failed. */
+const GUARDED_AFTER_REFUSAL = 16;
+
 export function createWriteBatcher(commits: CommitSync, maxBatch = 256) {
   const queue: Job<any>[] = [];
   let running = false;
+  let guardedBatches = 0;
 
   /** Settles the batch's jobs once its commit is on disk (every outcome, so none is answered early). */
   function settleWhenDurable(batch: Job<any>[]): void {
@@ -52,6 +57,26 @@ export function createWriteBatcher(commits: CommitSync, maxBatch = 256) {
       return;
     }
     batch.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    if (guardedBatches > 0) {
+      guardedBatches--;
+    } else {
+      // Optimistic: no savepoints (they cost about as much as a write's own statements). If every job
+      // succeeds, done; if one throws, the whole transaction rolled back and the batch runs again below,
+      // each job in its savepoint. Jobs only write through `trx` (their in-memory caches follow the
+      // database's stamps and reload after a rollback), so running one twice is safe. After a refusal
+      // the next batches go straight to savepoints for a while, so a client that keeps being refused
+      // cannot make every batch run twice.
+      let failed = false;
+      try {
+        await commits.transaction(async (trx) => {
+          for (const job of batch) job.outcome = { ok: true, value: await job.run(trx) };
+        });
+      } catch {
+        failed = true;
+      }
+      if (!failed) return settleWhenDurable(batch);
+      guardedBatches = GUARDED_AFTER_REFUSAL;
+    }
     try {
       await commits.transaction(async (trx) => {
         for (const job of batch) {
