@@ -6,7 +6,7 @@
  * old entries. The query is hashed to keep Redis keys short and free of user bytes.
  * A cache never throws: a broken cache is a miss (see RedisSearchCache).
  */
-import { createHash } from 'node:crypto';
+import { sha256hex } from '../../lib/hash';
 import type { Clock } from '../../lib/clock';
 
 export interface SearchCache<T> {
@@ -21,7 +21,7 @@ export function normaliseQuery(q: string): string {
 }
 
 export function searchCacheKey(provider: string, q: string, numResults: number): string {
-  const digest = createHash('sha256').update(JSON.stringify([normaliseQuery(q), numResults])).digest('hex');
+  const digest = sha256hex(JSON.stringify([normaliseQuery(q), numResults]));
   return `${SEARCH_CACHE_PREFIX}${provider}:${digest}`;
 }
 

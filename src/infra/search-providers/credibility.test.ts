@@ -13,7 +13,7 @@ describe('credibilityScore', () => {
     ['mit.edu', 0.9], ['web.mit.edu', 0.9], ['www.ox.ac.uk', 0.9], ['www.u-tokyo.ac.jp', 0.9], ['unimelb.edu.au', 0.9],
     // major news, subdomains included; news beats .org
     ['reuters.com', 0.8], ['www.reuters.com', 0.8], ['edition.cnn.com', 0.8], ['www.bbc.co.uk', 0.8], ['npr.org', 0.8],
-    ['abcnews.go.com', 0.8],
+    ['abcnews.go.com', 0.8], ['a.b.c.reuters.com', 0.8], ['REUTERS.COM.', 0.8],
     // org
     ['en.wikipedia.org', 0.7], ['www.eff.org', 0.7],
     // everything else, including look-alikes
@@ -26,6 +26,13 @@ describe('credibilityScore', () => {
   test('the news list is configurable and normalised', () => {
     expect(credibilityScore('blog.example.com', ['WWW.Example.com'])).toBe(0.8);
     expect(credibilityScore('reuters.com', [])).toBe(0.5);
+    const list = [' News.Example.org. ', '', 'co.example'];
+    expect(credibilityScore('news.example.org', list)).toBe(0.8);
+    expect(credibilityScore('x.news.example.org', list)).toBe(0.8);
+    expect(credibilityScore('fakenews.example.org', list)).toBe(0.7);
+    expect(credibilityScore('example.org', list)).toBe(0.7);
+    expect(credibilityScore('a.co.example', list)).toBe(0.8);
+    expect(credibilityScore('co.example.net', list)).toBe(0.5);
   });
 });
 
@@ -47,5 +54,22 @@ describe('source and scoreResults', () => {
       { title: 'b', url: 'https://www.nytimes.com/y', snippet: 's', published_date: '2024-01-01T00:00:00.000Z', source: 'nytimes.com', credibility_score: 0.8 },
     ]);
     expect(Object.keys(out[0]!)).toEqual(['title', 'url', 'snippet', 'source', 'credibility_score', 'published_date']);
+  });
+});
+
+describe('scoreResults on a cached answer', () => {
+  test('the same results array is scored once; each call gets its own array of the same frozen hits', () => {
+    const results = [{ title: 'T', url: 'https://www.nasa.gov/x', snippet: 's', published_date: null }];
+    const a = scoreResults(results, news);
+    const b = scoreResults(results, news);
+    expect(a).not.toBe(b);
+    expect(a[0]).toBe(b[0]);
+    expect(a[0]).toMatchObject({ source: 'nasa.gov', credibility_score: 1.0 });
+    expect(Object.isFrozen(a[0])).toBe(true);
+    // Another news list is scored afresh.
+    expect(scoreResults([{ title: 'T', url: 'https://blog.example.com/', snippet: 's', published_date: null }], ['example.com'])[0].credibility_score).toBe(0.8);
+    const again = [{ title: 'T', url: 'https://blog.example.com/', snippet: 's', published_date: null }];
+    expect(scoreResults(again, [])[0].credibility_score).toBe(0.5);
+    expect(scoreResults(again, ['example.com'])[0].credibility_score).toBe(0.8);
   });
 });

@@ -45,25 +45,51 @@ export function normaliseDomains(domains: readonly string[]): string[] {
   return [...new Set(domains.map(normaliseHost).filter(Boolean))];
 }
 
+// The news list normalised once per list (the configured list is one array for the process's life and
+// is never changed in place), so scoring a host costs one set lookup per label instead of normalising
+// every listed domain: that was ~11 % of a cached search's CPU with the default list.
+const newsSets = new WeakMap<readonly string[], Set<string>>();
+function newsSetOf(newsDomains: readonly string[]): Set<string> {
+  let set = newsSets.get(newsDomains);
+  if (!set) newsSets.set(newsDomains, (set = new Set(normaliseDomains(newsDomains))));
+  return set;
+}
+
+/** Whether `h` is a listed domain or a subdomain of one: some label-aligned suffix of it is listed. */
+function isNews(h: string, news: Set<string>): boolean {
+  if (news.size === 0) return false;
+  for (let i = 0; ;) {
+    if (news.has(h.slice(i))) return true;
+    const dot = h.indexOf('.', i);
+    if (dot === -1) return false;
+    i = dot + 1;
+  }
+}
+
 export function credibilityScore(host: string, newsDomains: readonly string[]): number {
   const h = normaliseHost(host);
   const labels = h.split('.').filter(Boolean);
   if (labels.length === 0) return 0.5;
   if (under(labels, 'gov', ['gov', 'gouv', 'gob'])) return 1.0;
   if (under(labels, 'edu', ['edu', 'ac'])) return 0.9;
-  for (const d of newsDomains) {
-    const nd = normaliseHost(d);
-    if (nd && (h === nd || h.endsWith(`.${nd}`))) return 0.8;
-  }
+  if (isNews(h, newsSetOf(newsDomains))) return 0.8;
   if (labels.length >= 2 && labels[labels.length - 1] === 'org') return 0.7;
   return 0.5;
 }
 
+// A cached answer is the same results array on every hit (in-process cache): its scores are computed
+// once. The scored hits are frozen, since every caller of that answer shares them.
+const scored = new WeakMap<readonly RawSearchResult[], { news: readonly string[]; hits: readonly ScoredSearchResult[] }>();
+
 /** Adds `source` and `credibility_score` (the spec's Search result shape). */
 export function scoreResults(results: readonly RawSearchResult[], newsDomains: readonly string[]): ScoredSearchResult[] {
-  return results.map((r) => {
+  const memo = scored.get(results);
+  if (memo && memo.news === newsDomains) return [...memo.hits];
+  const hits = results.map((r) => {
     const source = sourceOf(r.url);
     // Field order of the spec's Search result table (JSON keeps insertion order).
-    return { title: r.title, url: r.url, snippet: r.snippet, source, credibility_score: credibilityScore(source, newsDomains), published_date: r.published_date };
+    return Object.freeze({ title: r.title, url: r.url, snippet: r.snippet, source, credibility_score: credibilityScore(source, newsDomains), published_date: r.published_date });
   });
+  scored.set(results, { news: newsDomains, hits });
+  return [...hits];
 }
