@@ -12,7 +12,6 @@ import type { Database } from '../../infra/db/schema';
 import type { BillingAccountsTable } from '../../infra/db/tables/billing';
 import type { Db } from './ledger-store';
 import { createMeterSql } from './meter-sql';
-import { newOrderedId } from '../../lib/ids';
 
 export type Account = BillingAccountsTable;
 /** A locked account: `meter_stamp` is the fresh stamp this transaction wrote, `prev_stamp` the one it found. */
@@ -20,30 +19,14 @@ export interface LockedAccount extends Account { prev_stamp: string | null }
 
 export function createBillingStore({ db, sqlite, commits }: Pick<DatabaseHandle, 'db' | 'sqlite' | 'commits'>) {
   const engine = engineOf(db);
-  /** Accounts known to exist (rows are never deleted), so the hot path skips the insert. */
-  const known = new Set<string>();
-
-  async function ensureAccounts(trx: Db, agentIds: string[], now: number): Promise<void> {
-    const missing = agentIds.filter((id) => !known.has(id));
-    if (missing.length === 0) return;
-    await trx.insertInto('billing_accounts')
-      .values(missing.map((agent_id) => ({ ...emptyAccount(agent_id), created_at: now, updated_at: now })))
-      .onConflict((oc) => oc.column('agent_id').doNothing())
-      .execute();
-  }
-
+  /**
+   * Locks these agents' accounts in agent_id order (so batches never deadlock), each with the charge
+   * path's compiled lock: one UPDATE that rotates the stamp and returns the row (creating the account
+   * on first use). The UPDATE holds the row lock to the end of the transaction on PostgreSQL.
+   */
   async function lockAccounts(trx: Transaction<Database>, agentIds: string[], now: number): Promise<Map<string, LockedAccount>> {
-    const ids = [...new Set(agentIds)].sort();
-    await ensureAccounts(trx, ids, now);
-    let q = trx.selectFrom('billing_accounts').selectAll().where('agent_id', 'in', ids).orderBy('agent_id');
-    if (engine === 'postgres') q = q.forUpdate();
-    const rows = await q.execute();
     const out = new Map<string, LockedAccount>();
-    for (const r of rows) {
-      const stamp = newOrderedId();
-      await meterSql.restamp(trx, r.agent_id, stamp);
-      out.set(r.agent_id, { ...normalizeAccount(r), prev_stamp: r.meter_stamp, meter_stamp: stamp });
-    }
+    for (const id of [...new Set(agentIds)].sort()) out.set(id, await meterSql.lock(trx, id, now));
     return out;
   }
 
@@ -66,9 +49,7 @@ export function createBillingStore({ db, sqlite, commits }: Pick<DatabaseHandle,
       opts: { deferFlush?: boolean } = {},
     ): Promise<T> {
       const body = async (trx: Transaction<Database>) => fn(trx, await lockAccounts(trx, agentIds, now));
-      const result = await (opts.deferFlush ? commits.transaction(body) : db.transaction().execute(body));
-      for (const id of agentIds) known.add(id);
-      return result;
+      return opts.deferFlush ? commits.transaction(body) : db.transaction().execute(body);
     },
 
     async getAccount(agentId: string): Promise<Account | undefined> {
