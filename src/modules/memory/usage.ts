@@ -24,4 +24,4 @@ export function usageOf(c: Counters, tier: TierDefinition): MemoryUsage {
 }
 
 /** '2026-11': the UTC month a counter belongs to. */
-export const monthOf = (ms: number): string => new Date(ms).toISOString().slice(0, 7);
+export { utcMonth as monthOf } from '../../lib/utc';

@@ -1,8 +1,10 @@
 /** UTC calendar helpers (days as YYYY-MM-DD text, which sorts like the dates). */
+import { utcMonth } from '../../lib/utc';
+
+export { utcDay as utcDayOf, utcMonth as utcMonthOf } from '../../lib/utc';
+
 export const DAY_MS = 86_400_000;
-export const utcDayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
-export const utcMonthOf = (ms: number): string => new Date(ms).toISOString().slice(0, 7);
-export const utcMonthStartDay = (ms: number): string => `${utcMonthOf(ms)}-01`;
+export const utcMonthStartDay = (ms: number): string => `${utcMonth(ms)}-01`;
 
 /** Units of 0.0001 USD as a 4-decimal USD string ("0.0200"). */
 export function formatUnitsUsd(units: number): string {
