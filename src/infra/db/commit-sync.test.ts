@@ -192,3 +192,16 @@ test('memory write batcher: a batch runs without savepoints; a refusal reruns it
   expect(rows()).toEqual(['a1', 'a2', 'a3', 'b1', 'b3', 'c1']);
   await commits.close();
 });
+
+test('an in-memory SQLite database has nothing to flush: plain transactions', async () => {
+  const mem = new SQLite(':memory:');
+  mem.exec('create table t (id integer primary key, v text not null)');
+  const memDb = new Kysely<Database>({ dialect: new SqliteDialect({ database: mem }) });
+  const commits = createCommitSync(memDb, mem);
+  await commits.transaction(insert('a'));
+  expect(commits.unsynced).toBe(false);
+  await commits.durable();
+  expect(commits.flushes).toBe(0);
+  expect(mem.prepare('select v from t').all()).toEqual([{ v: 'a' }]);
+  await memDb.destroy();
+});

@@ -45,7 +45,8 @@ export function createCommitSync(
   /** Tests only: replaces the fdatasync of the WAL file. */
   opts: { flush?: () => Promise<void> } = {},
 ): CommitSync {
-  if (!sqlite) {
+  // PostgreSQL; or an in-memory SQLite database, which has no file to flush.
+  if (!sqlite || sqlite.memory) {
     return {
       transaction: (fn) => db.transaction().execute(fn),
       durable: () => Promise.resolve(),
