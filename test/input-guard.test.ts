@@ -102,8 +102,14 @@ describe('URLs refused before routing', () => {
       expect(r, `${method} ${path}`).toMatchObject({ status: 404, body: { error_code: 'BLOB_NOT_FOUND' } });
     }
     const browse = await t.request('GET', '/v1/browse/%zz', { token: a.apiKey });
-    expect(browse.status).toBeLessThan(500);
-    expect(browse.body).toMatchObject({ error_code: expect.any(String), message: expect.stringContaining('percent-encoding') });
+    expect(browse).toMatchObject({ status: 404, body: { error_code: 'BROWSE_NOT_FOUND', field: 'params.browse_id' } });
+    expect(browse.body.message).toContain('percent-encoding');
+    const parse = await t.request('GET', '/v1/blobs/b_0123456789abcdef/parse/%zz', { token: a.apiKey });
+    expect(parse).toMatchObject({ status: 404, body: { error_code: 'BLOB_NOT_FOUND', field: 'params.parse_id' } });
+    // A route that maps no code for the parameter: the generic 422, naming it.
+    const card = await t.request('GET', '/v1/agents/%zz/agent-card', { token: a.apiKey });
+    expect(card).toMatchObject({ status: 422, body: { error_code: 'VALIDATION_FAILED', field: 'params.agent_id' } });
+    expect(card.body.message).toContain('percent-encoding');
   });
 
   test('malformed percent-encoding in a URL that matches no route is 400 BAD_REQUEST in the API format', async () => {

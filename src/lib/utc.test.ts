@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { utcDay, utcMonth } from './utc';
+import { utcDay, utcMonth, utcMonthStartDay } from './utc';
 
 test('utcMonth: exact at both edges of a month, whatever order the calls come in', () => {
   const start = Date.UTC(2026, 10, 1); // 2026-11-01T00:00:00.000Z
@@ -12,6 +12,7 @@ test('utcMonth: exact at both edges of a month, whatever order the calls come in
   expect(utcMonth(Date.UTC(2027, 0, 1) - 1)).toBe('2026-12');
   expect(utcMonth(Date.UTC(2027, 0, 1))).toBe('2027-01');
   expect(utcMonth(Date.UTC(2024, 1, 29, 23, 59, 59, 999))).toBe('2024-02');
+  expect(utcMonthStartDay(Date.UTC(2024, 1, 29, 23, 59, 59, 999))).toBe('2024-02-01');
 });
 
 test('utcDay: exact at both edges of a day', () => {

@@ -3,7 +3,7 @@
  * and formatting a Date is the dearest part of that, so the label of the last day and month asked
  * for is kept with its bounds and reused while a timestamp falls inside them.
  */
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 let day = { from: 0, to: -1, label: '' };
 let month = { from: 0, to: -1, label: '' };
 
@@ -23,3 +23,6 @@ export function utcMonth(ms: number): string {
   month = { from, to: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1), label: d.toISOString().slice(0, 7) };
   return month.label;
 }
+
+/** 'YYYY-MM-01': the first day of the UTC month holding `ms`. */
+export const utcMonthStartDay = (ms: number): string => `${utcMonth(ms)}-01`;

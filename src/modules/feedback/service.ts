@@ -2,6 +2,7 @@
  * Feedback: append-only events on earlier results, capped per agent and UTC calendar month by tier
  * (src/lib/tiers.ts feedbackPerMonth), and rolling 7/30-day statistics.
  */
+import { DAY_MS } from '../../lib/utc';
 import { ApiError } from '../../http/errors';
 import type { Clock } from '../../lib/clock';
 import { iso } from '../../lib/clock';
@@ -11,7 +12,6 @@ import type { ActivityItem, ActivitySource } from '../usage/activity-types';
 import { MAX_NOTE_CHARS, REF_TYPES, SIGNALS, type RefType, type Signal } from './schemas';
 import type { FeedbackRow, FeedbackStore } from './store';
 
-const DAY_MS = 86_400_000;
 
 export interface FeedbackInput { ref_type: RefType; ref_id: string; signal: Signal; note?: string | null }
 export interface Caller { agentId: string; tier: string }
