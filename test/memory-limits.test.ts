@@ -254,7 +254,7 @@ describe('reads never see an open write transaction', () => {
       await new Promise((r) => setTimeout(r, 20));
       throw new Error('roll back');
     })).rejects.toThrow('roll back');
-    expect(await pending).toMatchObject({ value: 'committed' });
-    expect(await svc.get(caller, 'k')).toMatchObject({ value: 'committed' });
+    expect(JSON.parse(await pending)).toMatchObject({ value: 'committed' });
+    expect(JSON.parse(await svc.get(caller, 'k'))).toMatchObject({ value: 'committed' });
   });
 });

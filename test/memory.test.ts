@@ -37,6 +37,19 @@ describe('PUT and GET /v1/memory/{key}', () => {
     expect(g.body.usage.ops_this_month).toBe(1); // reads are not metered
   });
 
+  test('GET answers the stored JSON text as is: valid JSON, exact round trip of escapes, unicode and numbers', async () => {
+    const value = { q: 'say "hi"\\ \n\t\u0000 </script>', e: '\u2028\u2029 😀 é', n: [0, -1.5, 1e21, 123456789.123], deep: [[[{ a: null }]]], empty: {} };
+    expect((await put('raw.json', { value })).status).toBe(200);
+    const res = await get('raw.json');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    const text = res.raw;
+    const body = JSON.parse(text);
+    expect(body.value).toEqual(value);
+    expect(text).toContain(`"value":${JSON.stringify(value)},`);
+    expect(Object.keys(body)).toEqual(['status', 'key', 'value', 'importance', 'source', 'confidence', 'derived_from', 'version', 'created_at', 'updated_at', 'expires_at', 'content_trust', 'usage']);
+  });
+
   test('defaults: importance normal, confidence 1.0, source null; scalars and null are values too', async () => {
     for (const value of ['text', 42, false, null, [1, 2]]) {
       expect((await put('scalar', { value })).status).toBe(200);

@@ -68,7 +68,7 @@ export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox =
   app.get('/v1/memory/:key', {
     schema: { params: KeyParams, summary: 'Read the latest live value of a key', tags: ['memory'] },
     config: { auth: 'key', validationCodes: KeyValidationCodes },
-  }, async (request) => memory.get(caller(request), request.params.key));
+  }, async (request, reply) => reply.type('application/json; charset=utf-8').send(await memory.get(caller(request), request.params.key)));
 
   app.delete('/v1/memory/:key', {
     schema: { params: KeyParams, summary: 'Delete a key (appends a tombstone; history is kept)', tags: ['memory'] },

@@ -74,9 +74,8 @@ export function createMemoryService(deps: MemoryServiceDeps) {
     return usageOf(await store.counters(caller.agentId, monthOf(now), now), tierOf(caller.tier));
   }
 
-  const entryView = (r: EntryRow) => ({
-    key: r.key,
-    value: JSON.parse(r.value) as unknown,
+  /** An entry's fields but its key and value. */
+  const entryMeta = (r: EntryRow) => ({
     importance: r.importance,
     source: r.source,
     confidence: r.confidence,
@@ -87,6 +86,7 @@ export function createMemoryService(deps: MemoryServiceDeps) {
     expires_at: r.expires_at === null ? null : iso(r.expires_at),
     content_trust: CONTENT_TRUST,
   });
+  const entryView = (r: EntryRow) => ({ key: r.key, value: JSON.parse(r.value) as unknown, ...entryMeta(r) });
 
   return {
     usage,
@@ -134,11 +134,17 @@ export function createMemoryService(deps: MemoryServiceDeps) {
       };
     },
 
-    async get(caller: Caller, key: string) {
+    /**
+     * The GET response as JSON text. The stored value is already compact JSON (serializeValue), so it
+     * goes into the answer as it is: no JSON.parse and re-serialization of up to 512 KB per read.
+     */
+    async get(caller: Caller, key: string): Promise<string> {
       const now = clock.now();
       const found = await store.getWithCounters(caller.agentId, key, monthOf(now), now);
       if (!found) throw new ApiError(404, 'MEMORY_KEY_NOT_FOUND', `No live value for key "${key}"`, { key });
-      return { status: 'success', ...entryView(found.entry), usage: usageOf(found.counters, tierOf(caller.tier)) };
+      const r = found.entry;
+      const rest = JSON.stringify({ ...entryMeta(r), usage: usageOf(found.counters, tierOf(caller.tier)) });
+      return `{"status":"success","key":${JSON.stringify(r.key)},"value":${r.value},${rest.slice(1)}`;
     },
 
     async remove(caller: Caller, key: string) {
