@@ -172,11 +172,11 @@ export function createIdentityService(deps: IdentityDeps) {
 
     async authenticate(token: string): Promise<AuthContext | undefined> {
       if (!token.startsWith(API_KEY_PREFIX) || token.length > 200) return undefined;
-      const digest = sha256hex(token);
       const now = clock.now();
-      const hit = authCache.get(digest, now);
+      // Keyed by the token itself (it is in this request's memory anyway): a hit costs no hashing.
+      const hit = authCache.get(token, now);
       if (hit) return hit.expiresAt !== null && hit.expiresAt <= now ? undefined : hit.ctx;
-      const row = await store.lookupKey(digest);
+      const row = await store.lookupKey(sha256hex(token));
       if (!row || row.status !== 'active') return undefined;
       if (row.expires_at !== null && row.expires_at <= now) return undefined;
       if (row.kind === 'session' && row.passport_revoked_at !== null) return undefined;
@@ -187,7 +187,7 @@ export function createIdentityService(deps: IdentityDeps) {
         tier: row.tier,
         createdAt: row.agent_created_at,
       };
-      authCache.set(digest, { ctx, expiresAt: row.expires_at }, now);
+      authCache.set(token, { ctx, expiresAt: row.expires_at }, now);
       return ctx;
     },
 
@@ -356,27 +356,27 @@ export function createIdentityService(deps: IdentityDeps) {
 export type IdentityService = ReturnType<typeof createIdentityService>;
 
 /**
- * Verified token lookups, reused for a short time so an authenticated request does not pay a
+ * Verified token lookups, keyed by the presented token, reused for a short time so an authenticated request does not pay a
  * database read each time. Bounded; the oldest entry goes first. Only successful lookups are kept
  * (an unknown token always reads the database).
  */
 function createAuthCache(ttlMs: number, max = 10_000) {
   const entries = new Map<string, { value: { ctx: AuthContext; expiresAt: number | null }; until: number }>();
   return {
-    get(digest: string, now: number) {
+    get(token: string, now: number) {
       if (ttlMs <= 0) return undefined;
-      const e = entries.get(digest);
+      const e = entries.get(token);
       if (!e) return undefined;
       if (e.until <= now) {
-        entries.delete(digest);
+        entries.delete(token);
         return undefined;
       }
       return e.value;
     },
-    set(digest: string, value: { ctx: AuthContext; expiresAt: number | null }, now: number) {
+    set(token: string, value: { ctx: AuthContext; expiresAt: number | null }, now: number) {
       if (ttlMs <= 0) return;
       if (entries.size >= max) entries.delete(entries.keys().next().value as string);
-      entries.set(digest, { value, until: now + ttlMs });
+      entries.set(token, { value, until: now + ttlMs });
     },
     clear() {
       entries.clear();
