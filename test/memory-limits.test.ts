@@ -245,7 +245,7 @@ describe('reads never see an open write transaction', () => {
     const svc = createMemoryService({ store, clock, upgradeUrl: 'u' });
     const caller = { agentId: a.id, tier: 'starter' };
     await svc.put(caller, 'k', { value: 'committed' });
-    let pending: Promise<unknown> | undefined;
+    let pending: Promise<string> | undefined;
     await expect(built.database.db.transaction().execute(async (trx) => {
       await trx.updateTable('memory_versions').set({ value: JSON.stringify('uncommitted') })
         .where('agent_id', '=', a.id).where('key', '=', 'k').execute();
@@ -254,7 +254,7 @@ describe('reads never see an open write transaction', () => {
       await new Promise((r) => setTimeout(r, 20));
       throw new Error('roll back');
     })).rejects.toThrow('roll back');
-    expect(JSON.parse(await pending)).toMatchObject({ value: 'committed' });
+    expect(JSON.parse((await pending)!)).toMatchObject({ value: 'committed' });
     expect(JSON.parse(await svc.get(caller, 'k'))).toMatchObject({ value: 'committed' });
   });
 });
