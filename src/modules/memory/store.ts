@@ -9,6 +9,7 @@ import type { Database } from '../../infra/db/schema';
 import type { MemoryHeadsTable } from '../../infra/db/tables/memory';
 import { createWriteBatcher } from './batcher';
 import { prepared } from '../../infra/db/prepared';
+import { createReadCache } from './read-cache';
 
 export type Db = Kysely<Database>;
 export type Trx = Transaction<Database>;
@@ -60,6 +61,8 @@ const entryColumns = [
 
 export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 'db' | 'sqlite' | 'commits'>) {
   const batcher = createWriteBatcher(commits);
+  // SQLite only: one process owns the database, so this store sees every change (read-cache.ts).
+  const cache = sqlite ? createReadCache() : undefined;
   /**
    * Reads wait while a committed write is not yet on disk (its PUT is not acknowledged yet), so no
    * reader sees a value that a power loss could still take back. Nothing to wait for without writes.
@@ -94,8 +97,11 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
   // Sentinels: values no real call uses, found again in the compiled parameter list.
   const S = { agent: '\u0000agent', key: '\u0000key', month: '\u0000month', now: -987_654_321_012_345 };
   // Reads of committed data: straight on the SQLite connection while no write batch is open (prepared.ts).
+  // With the soonest expiry among the agent's live entries after `now`: until then the counters hold (read-cache.ts).
   const getWithCountersQ = prepared(db, S, (s) => entries(db, s.agent, s.now).where('h.key', '=', s.key)
-    .select(entryColumns).select(counterSelects(s.agent, s.month, s.now)), sqlite);
+    .select(entryColumns).select(counterSelects(s.agent, s.month, s.now))
+    .select((eb) => eb.selectFrom('memory_heads').select((e) => e.fn.min('expires_at').as('n'))
+      .where('agent_id', '=', s.agent).where('state', '=', 'live').where('expires_at', '>', s.now).as('c_next_expiry')), sqlite);
 
   // Run only inside the write's transaction (direct on the SQLite connection there; see prepared.ts).
   const countersQ = prepared(db, S, (s) => db.selectNoFrom(counterSelects(s.agent, s.month, s.now)), sqlite);
@@ -144,8 +150,17 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
     /** A live entry and the agent's counters in one query (GET); undefined when the key has no live value. */
     async getWithCounters(agentId: string, key: string, month: string, now: number): Promise<{ entry: EntryRow; counters: Counters } | undefined> {
       await settled();
+      const hit = cache?.get(agentId, key, month, now);
+      if (hit) return hit;
+      const gen = cache?.generation(agentId);
       const [row] = await getWithCountersQ({ agent: agentId, key, month, now });
-      return row ? { entry: row as unknown as EntryRow, counters: countersOf(row as never) } : undefined;
+      if (!row) return undefined;
+      const read = { entry: row as unknown as EntryRow, counters: countersOf(row as never) };
+      if (cache) {
+        const next = (row as { c_next_expiry?: number | null }).c_next_expiry;
+        cache.set(agentId, key, month, gen!, read, next === null || next === undefined ? null : Number(next));
+      }
+      return read;
     },
 
     async get(agentId: string, key: string, now: number): Promise<EntryRow | undefined> {
@@ -195,6 +210,9 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
       hooks: { charge?: (trx: Trx) => Promise<C>; afterWrite?: (trx: Trx) => Promise<void> } = {},
     ): Promise<{ version: number; counters: Counters; outOfWrites: boolean; charged?: C }> {
       return batcher.submit(async (trx) => {
+        // Inside the open transaction: a read that starts now waits for its COMMIT (prepared.ts), and
+        // one that started before cannot be kept (read-cache.ts).
+        cache?.changed(v.agentId);
         // The usage upsert comes first: on PostgreSQL its row lock serializes one agent's writers, so
         // the storage check below sees every earlier write of that agent.
         const [counted] = await (writeLimit === null ? countWriteQ : countCappedWriteQ)({ agent: v.agentId, month, limit: writeLimit ?? 0 }, trx);
@@ -227,6 +245,7 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
     /** Appends a tombstone; false when the key has no live value. */
     async remove(agentId: string, key: string, now: number, afterWrite?: (trx: Trx) => Promise<void>): Promise<boolean> {
       return batcher.submit(async (trx) => {
+        cache?.changed(agentId);
         const prev = await trx.selectFrom('memory_heads as h').select(['h.version', 'h.size_bytes'])
           .where('h.agent_id', '=', agentId).where('h.key', '=', key).where(live(now)).executeTakeFirst();
         if (!prev) return false;
@@ -247,8 +266,13 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
 
     /** Counts one successful semantic search. */
     async countSearch(agentId: string, month: string): Promise<void> {
-      await db.insertInto('memory_usage').values({ agent_id: agentId, month, writes: 0, searches: 1 })
-        .onConflict((oc) => oc.columns(['agent_id', 'month']).doUpdateSet({ searches: sql`memory_usage.searches + 1` })).execute();
+      try {
+        await db.insertInto('memory_usage').values({ agent_id: agentId, month, writes: 0, searches: 1 })
+          .onConflict((oc) => oc.columns(['agent_id', 'month']).doUpdateSet({ searches: sql`memory_usage.searches + 1` })).execute();
+      } finally {
+        // After the statement (no transaction here): a read made before it committed is not kept.
+        cache?.changed(agentId);
+      }
     },
 
     /**
@@ -259,6 +283,7 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
       return db.transaction().execute(async (trx) => {
         const rows = await trx.selectFrom('memory_heads').select(['agent_id', 'key', 'size_bytes'])
           .where('state', '=', 'live').where('expires_at', '<=', now).limit(batch).execute();
+        for (const r of rows) cache?.changed(r.agent_id);
         for (const r of rows) {
           await trx.updateTable('memory_heads').set({ state: 'expired', size_bytes: 0 })
             .where('agent_id', '=', r.agent_id).where('key', '=', r.key).where('state', '=', 'live').execute();
