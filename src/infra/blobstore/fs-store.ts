@@ -18,10 +18,10 @@ import { promisify } from 'node:util';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { systemClock, type Clock } from '../../lib/clock';
+import { DAY_MS } from '../../lib/utc';
 import { StagedFileBlob, stageToFile, sweepStaging, type StagedFile } from './staging';
 import { assertSha256, BlobNotFoundError, checkRange, type BlobRange, type BlobStore, type StagedBlob } from './types';
 
-const DAY_MS = 86_400_000;
 const openFd = promisify(openCb);
 const fstatFd = promisify(fstatCb);
 const closeFd = promisify(closeCb);
