@@ -5,8 +5,10 @@ import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { createWriteBatcher } from '../../modules/memory/batcher';
+import { createMemoryStore, type NewVersion } from '../../modules/memory/store';
 import { createBatcher } from '../../modules/billing/batcher';
 import { createCommitSync } from './commit-sync';
+import { migrateUpTo } from './migrate';
 import type { Database } from './schema';
 
 let dir: string;
@@ -129,6 +131,52 @@ test('memory write batcher: a write is acknowledged only once its batch is flush
   m.pending[0].resolve();
   await Promise.all([ok, refused]);
   expect(outcomes.sort()).toEqual(['ok a', 'refused over the cap']);
+});
+
+test('memory reads are answered only once what they saw is on disk, also when they waited for the write batch', async () => {
+  await migrateUpTo(db, '0100_memory');
+  const m = manualFlush();
+  const commits = createCommitSync(db, sqlite, { flush: m.flush });
+  const store = createMemoryStore({ db, sqlite, commits });
+  const version = (value: string): NewVersion => ({
+    agentId: 'agent-1', key: 'k', value: JSON.stringify(value), sizeBytes: value.length + 2, importance: 'normal', importanceRank: 2,
+    source: null, confidence: 1, derivedStart: null, derivedEnd: null, expiresAt: null, now: 1000,
+  });
+  const seen: string[] = [];
+  const read = () => store.getWithCounters('agent-1', 'k', '1970-01', 1000).then((r) => { seen.push(r?.entry.value ?? 'absent'); });
+
+  // 1. Committed, flush running: a read straight on the connection sees the value and waits for the flush.
+  const first = store.put(version('one'), '1970-01', null, () => {});
+  for (let i = 0; i < 5 && m.pending.length === 0; i++) await settle();
+  expect(m.pending).toHaveLength(1);
+  const r1 = read();
+  await settle();
+  expect(seen).toEqual([]);
+  m.pending[0].resolve();
+  await Promise.all([first, r1]);
+  expect(seen).toEqual(['"one"']);
+
+  // 2. A read issued while the batch's transaction is open waits for its COMMIT, sees it, then waits for the flush.
+  let release!: () => void;
+  const held = new Promise<void>((r) => { release = r; });
+  const second = store.put(version('two'), '1970-01', null, () => {}, { charge: () => held });
+  await settle();
+  expect(sqlite.inTransaction).toBe(true);
+  const r2 = read();
+  await settle();
+  release();
+  for (let i = 0; i < 5 && m.pending.length < 2; i++) await settle();
+  expect(m.pending).toHaveLength(2);
+  await settle();
+  expect(seen).toEqual(['"one"']);
+  m.pending[1].resolve();
+  await Promise.all([second, r2]);
+  expect(seen).toEqual(['"one"', '"two"']);
+
+  // 3. Nothing unflushed: the same read answers (from the read cache) at once.
+  await read();
+  expect(seen).toEqual(['"one"', '"two"', '"two"']);
+  expect(m.pending).toHaveLength(2);
 });
 
 test('charge batcher: outcomes are settled only after durable() resolves', async () => {

@@ -64,10 +64,16 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
   // SQLite only: one process owns the database, so this store sees every change (read-cache.ts).
   const cache = sqlite ? createReadCache() : undefined;
   /**
-   * Reads wait while a committed write is not yet on disk (its PUT is not acknowledged yet), so no
-   * reader sees a value that a power loss could still take back. Nothing to wait for without writes.
+   * A read is answered only once everything committed before it is on disk: a write whose PUT is not
+   * acknowledged yet may be visible to it, and a power loss could still take that back. The wait
+   * comes after the read, because a read that found the connection busy waits for the write batch's
+   * COMMIT and then sees it. Nothing to wait for without writes.
    */
-  const settled = (): Promise<void> | undefined => (commits.unsynced ? commits.durable().catch(() => {}) : undefined);
+  async function settled<T>(read: Promise<T>): Promise<T> {
+    const value = await read;
+    if (commits.unsynced) await commits.durable().catch(() => {});
+    return value;
+  }
   const entries = (q: Db | Trx, agentId: string, now: number) =>
     q.selectFrom('memory_heads as h')
       .innerJoin('memory_versions as v', (j) => j.onRef('v.agent_id', '=', 'h.agent_id').onRef('v.key', '=', 'h.key').onRef('v.version', '=', 'h.version'))
@@ -149,11 +155,11 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
 
     /** A live entry and the agent's counters in one query (GET); undefined when the key has no live value. */
     async getWithCounters(agentId: string, key: string, month: string, now: number): Promise<{ entry: EntryRow; counters: Counters } | undefined> {
-      await settled();
+      // A kept read was on disk when it was kept, and nothing of the agent has changed since.
       const hit = cache?.get(agentId, key, month, now);
       if (hit) return hit;
       const gen = cache?.generation(agentId);
-      const [row] = await getWithCountersQ({ agent: agentId, key, month, now });
+      const [row] = await settled(getWithCountersQ({ agent: agentId, key, month, now }));
       if (!row) return undefined;
       const read = { entry: row as unknown as EntryRow, counters: countersOf(row as never) };
       if (cache) {
@@ -164,36 +170,32 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
     },
 
     async get(agentId: string, key: string, now: number): Promise<EntryRow | undefined> {
-      await settled();
-      return (await entries(db, agentId, now).where('h.key', '=', key).select(entryColumns).executeTakeFirst()) as EntryRow | undefined;
+      return (await settled(entries(db, agentId, now).where('h.key', '=', key).select(entryColumns).executeTakeFirst())) as EntryRow | undefined;
     },
 
     /** Live values of several keys (search hits), in no particular order. */
     async getMany(agentId: string, keys: string[], now: number): Promise<EntryRow[]> {
-      await settled();
       if (keys.length === 0) return [];
-      return (await entries(db, agentId, now).where('h.key', 'in', keys).select(entryColumns).execute()) as EntryRow[];
+      return (await settled(entries(db, agentId, now).where('h.key', 'in', keys).select(entryColumns).execute())) as EntryRow[];
     },
 
     /** Ranked by importance, then recency (context reload). */
     async context(agentId: string, now: number, minRank: number, limit: number): Promise<EntryRow[]> {
-      await settled();
-      return (await entries(db, agentId, now).where('h.importance_rank', '>=', minRank)
+      return (await settled(entries(db, agentId, now).where('h.importance_rank', '>=', minRank)
         .orderBy('h.importance_rank', 'desc').orderBy('h.updated_at', 'desc').orderBy('h.key')
-        .limit(limit).select(entryColumns).execute()) as EntryRow[];
+        .limit(limit).select(entryColumns).execute())) as EntryRow[];
     },
 
     async list(agentId: string, now: number, f: { prefix?: string; importance?: string; offset: number; limit: number }) {
-      await settled();
       let q = db.selectFrom('memory_heads as h').where('h.agent_id', '=', agentId).where(live(now));
       // substr rather than LIKE: '_' is a key character, and SQLite's LIKE ignores case.
       if (f.prefix) q = q.where(sql`substr(h.key, 1, ${f.prefix.length})`, '=', f.prefix);
       if (f.importance) q = q.where('h.importance', '=', f.importance);
-      const [rows, total] = await Promise.all([
+      const [rows, total] = await settled(Promise.all([
         q.select(['h.key', 'h.size_bytes', 'h.importance', 'h.source', 'h.confidence', 'h.expires_at', 'h.created_at', 'h.updated_at', 'h.version'])
           .orderBy('h.key').limit(f.limit).offset(f.offset).execute(),
         q.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-      ]);
+      ]));
       return { rows, total: Number(total.n) };
     },
 
