@@ -81,6 +81,21 @@ describe('synchronous parse of real documents', () => {
     expect(x.result.text).toContain('Counted by hand on Friday');
   });
 
+  test('parses of one blob that finish at once all complete, and the blob keeps one set of chunks', async () => {
+    // On PostgreSQL each completion deletes the chunks it saw and inserts its own; without the
+    // blob's row lock the later insert collided with the earlier one's rows (a 500).
+    const b = await w.agent('deploy');
+    const rows = Array.from({ length: 300 }, (_, i) => [`city number ${i}`, i * 37]);
+    const id = (await w.upload(b.token, csvText([['city', 'n'], ...rows]), 'text/csv')).body.blob_id;
+    const res = await Promise.all(Array.from({ length: 6 }, () => parse(b.token, id)));
+    for (const r of res) expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+    const expected = res[0].body.result.chunks.filter((c: { text: string }) => c.text.trim().length > 0).length;
+    expect(expected).toBeGreaterThan(1);
+    const stored = await w.built.database.db.selectFrom('blob_chunks').select('chunk_index')
+      .where('agent_id', '=', b.id).where('blob_id', '=', id).execute();
+    expect(stored.map((r) => Number(r.chunk_index)).sort((x, y) => x - y)).toEqual([...Array(expected).keys()]);
+  });
+
   test('a corrupt file or a zip bomb is a failed parse with a message, and the server keeps serving', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-bomb-'));
     await zipBomb(join(dir, 'bomb.docx'), 'docx', 2 * 1024 * 1024 * 1024);

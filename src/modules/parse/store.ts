@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
+import { engineOf } from '../../infra/db/dialect';
 import type { Database } from '../../infra/db/schema';
 import type { ParseJobsTable, ParseDeliveriesTable, BlobChunksTable } from '../../infra/db/tables/blobs';
 
@@ -15,6 +16,7 @@ export type Trx = Transaction<Database>;
 type Q = Kysely<Database> | Trx;
 
 export function createParseStore(db: Kysely<Database>) {
+  const pg = engineOf(db) === 'postgres';
   return {
     db,
     async insert(row: ParseRow, trx?: Trx): Promise<void> {
@@ -96,6 +98,11 @@ export function createParseStore(db: Kysely<Database>) {
     // ---- chunks ----
     /** Replaces the blob's chunks with those of this parse; returns the chunk ids now live and those gone. */
     async replaceChunks(trx: Trx, agentId: string, blobId: string, parseId: string, chunks: { index: number; text: string; location: unknown }[], now: number) {
+      // Two parses of one blob may finish at once (a sync parse and a queued one, or two instances):
+      // on PostgreSQL each would delete the chunks it saw and insert its own, and the second insert
+      // would collide with the first's rows. The blob's row lock makes them take turns (SQLite
+      // transactions already do).
+      if (pg) await trx.selectFrom('blobs').select('blob_id').where('agent_id', '=', agentId).where('blob_id', '=', blobId).forUpdate().execute();
       const before = await trx.selectFrom('blob_chunks').select('chunk_index').where('agent_id', '=', agentId).where('blob_id', '=', blobId).execute();
       await trx.deleteFrom('blob_chunks').where('agent_id', '=', agentId).where('blob_id', '=', blobId).execute();
       for (let i = 0; i < chunks.length; i += 200) {
