@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { billingModuleFor, type BillingModule } from '../src/modules/billing/module';
-import { utcDay } from '../src/modules/billing/time';
+import { utcDay } from '../src/lib/utc';
 import { startTestApp, type TestApp } from './helpers/harness';
 
 let t: TestApp;

@@ -8,7 +8,7 @@ import { TIERS } from '../src/lib/tiers';
 import type { MemoryMeter } from '../src/modules/memory/ports';
 import { createMemoryService } from '../src/modules/memory/service';
 import { createMemoryStore } from '../src/modules/memory/store';
-import { monthOf } from '../src/modules/memory/usage';
+import { utcMonth } from '../src/lib/utc';
 import { createTestDatabase, type TestDatabase } from './helpers/engines';
 
 /**
@@ -32,7 +32,7 @@ async function agent(tier = 'free'): Promise<{ token: string; id: string }> {
   return { token: api_key, id: agent_id };
 }
 const setWrites = (agentId: string, writes: number) =>
-  built.database.db.insertInto('memory_usage').values({ agent_id: agentId, month: monthOf(clock.now()), writes, searches: 0 })
+  built.database.db.insertInto('memory_usage').values({ agent_id: agentId, month: utcMonth(clock.now()), writes, searches: 0 })
     .onConflict((oc) => oc.columns(['agent_id', 'month']).doUpdateSet({ writes })).execute();
 
 beforeAll(async () => {

@@ -26,7 +26,7 @@ import { createMeterStates, pickSlot, slotQueue, usedInWindow, useSlot, type Met
 import { bumpDaily, freeUsed, releaseFreeSlot } from './meter-store';
 import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, type MeteredAction, type Pool } from './pricing';
 import { emptyAccount, type Account, type BillingStore, type LockedAccount } from './store';
-import { monthStartDay, utcDay } from './time';
+import { utcDay, utcMonthStartDay } from '../../lib/utc';
 
 export type { MeteredAction } from './pricing';
 
@@ -145,7 +145,7 @@ export function createMetering(deps: MeteringDeps): Metering {
   async function browseRemaining(trx: Transaction<Database>, agentId: string, tier: TierDefinition, now: number): Promise<number | null> {
     if (tier.metering === 'monthly') {
       if (tier.browsePerMonth === null) return null;
-      return Math.max(0, tier.browsePerMonth - (await m.countDays(trx, agentId, 'browse', monthStartDay(now), utcDay(now))));
+      return Math.max(0, tier.browsePerMonth - (await m.countDays(trx, agentId, 'browse', utcMonthStartDay(now), utcDay(now))));
     }
     const floor = FREE_FLOORS.browse!;
     return floor - (await freeUsed(trx, agentId, 'browse', floor, now, FLOOR_WINDOW_MS));
@@ -173,7 +173,7 @@ export function createMetering(deps: MeteringDeps): Metering {
 
     if (tier.metering === 'monthly' || pool === 'parse') {
       const quota = monthlyQuota(tier, pool);
-      const used = quota === null ? 0 : await m.countDays(trx, agentId, pool, monthStartDay(now), day);
+      const used = quota === null ? 0 : await m.countDays(trx, agentId, pool, utcMonthStartDay(now), day);
       if (quota !== null && used >= quota) {
         const overage = pool === 'search' && tier.searchOverageUsdPerCall ? parseUsd(tier.searchOverageUsdPerCall) : 0;
         const l = limitCode[pool];
@@ -216,7 +216,7 @@ export function createMetering(deps: MeteringDeps): Metering {
     await m.bumpDaily(trx, agentId, pool, day, 1);
     const after = summarize(lots, now);
     const poolCounts = pool === 'search' ? {
-      callsThisMonth: await m.countDays(trx, agentId, pool, monthStartDay(now), day),
+      callsThisMonth: await m.countDays(trx, agentId, pool, utcMonthStartDay(now), day),
       freeUsedInWindow: usedInWindow(await queue(pool), now, FLOOR_WINDOW_MS),
     } : undefined;
     const browse = tier.metering === 'monthly'

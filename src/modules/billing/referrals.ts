@@ -16,7 +16,8 @@ import { addLot } from './ledger-store';
 import { countDays } from './meter-store';
 import type { createReferralStore } from './referral-store';
 import type { BillingStore } from './store';
-import { DAY_MS, utcDay, utcDaysBetween } from './time';
+import { DAY_MS, utcDay } from '../../lib/utc';
+import { utcDaysBetween } from './time';
 
 export const REFERRAL_CREDIT_UNITS: Units = 5_000; // 0.50 USD
 export const REFERRAL_WINDOW_DAYS = 7;

@@ -11,7 +11,7 @@ import { balanceOf } from './ledger-store';
 import { countDays, freeUsed, lifetimeCount } from './meter-store';
 import { ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS } from './pricing';
 import type { BillingStore } from './store';
-import { monthStartDay, utcDay } from './time';
+import { utcDay, utcMonthStartDay } from '../../lib/utc';
 
 /** Storage figures owned by other modules; zero until they are wired. */
 export interface StorageUsagePort {
@@ -25,7 +25,7 @@ export async function billingSnapshot(deps: {
 }, agentId: string, storedTier: string) {
   const { store, clock } = deps;
   const now = clock.now();
-  const month = monthStartDay(now);
+  const month = utcMonthStartDay(now);
   const today = utcDay(now);
   const db = store.db;
   const account = await store.getAccount(agentId);

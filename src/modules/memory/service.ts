@@ -13,7 +13,8 @@ import { tierOf, type TierDefinition } from '../../lib/tiers';
 import { IMPORTANCE_RANK, MAX_VALUE_BYTES, type Importance } from './schemas';
 import type { MemoryMeter, MemorySemantic } from './ports';
 import type { Counters, EntryRow, MemoryStore } from './store';
-import { monthOf, usageOf } from './usage';
+import { utcMonth } from '../../lib/utc';
+import { usageOf } from './usage';
 
 export interface MemoryServiceDeps {
   store: MemoryStore;
@@ -71,7 +72,7 @@ export function createMemoryService(deps: MemoryServiceDeps) {
 
   async function usage(caller: Caller) {
     const now = clock.now();
-    return usageOf(await store.counters(caller.agentId, monthOf(now), now), tierOf(caller.tier));
+    return usageOf(await store.counters(caller.agentId, utcMonth(now), now), tierOf(caller.tier));
   }
 
   /** An entry's fields but its key and value. */
@@ -105,7 +106,7 @@ export function createMemoryService(deps: MemoryServiceDeps) {
       }
       const tier = tierOf(caller.tier);
       const now = clock.now();
-      const month = monthOf(now);
+      const month = utcMonth(now);
 
       // The caps are checked inside the write's transaction, before its charge: a refused write rolls
       // back its savepoint (the count included) and is never charged. No separate read ahead of it.
@@ -140,7 +141,7 @@ export function createMemoryService(deps: MemoryServiceDeps) {
      */
     async get(caller: Caller, key: string): Promise<string> {
       const now = clock.now();
-      const found = await store.getWithCounters(caller.agentId, key, monthOf(now), now);
+      const found = await store.getWithCounters(caller.agentId, key, utcMonth(now), now);
       if (!found) throw new ApiError(404, 'MEMORY_KEY_NOT_FOUND', `No live value for key "${key}"`, { key });
       const r = found.entry;
       const rest = JSON.stringify({ ...entryMeta(r), usage: usageOf(found.counters, tierOf(caller.tier)) });
@@ -213,7 +214,7 @@ export function createMemoryService(deps: MemoryServiceDeps) {
         results.push({ ...entryView(r), similarity: Number(h.similarity.toFixed(4)) });
         if (results.length === limit) break;
       }
-      const month = monthOf(now);
+      const month = utcMonth(now);
       await store.countSearch(caller.agentId, month);
       return {
         status: 'success',

@@ -103,11 +103,12 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
   // Sentinels: values no real call uses, found again in the compiled parameter list.
   const S = { agent: '\u0000agent', key: '\u0000key', month: '\u0000month', now: -987_654_321_012_345 };
   // Reads of committed data: straight on the SQLite connection while no write batch is open (prepared.ts).
-  // With the soonest expiry among the agent's live entries after `now`: until then the counters hold (read-cache.ts).
+  // With the read cache also the soonest expiry among the agent's live entries after `now`: until
+  // then the counters hold (read-cache.ts).
   const getWithCountersQ = prepared(db, S, (s) => entries(db, s.agent, s.now).where('h.key', '=', s.key)
     .select(entryColumns).select(counterSelects(s.agent, s.month, s.now))
-    .select((eb) => eb.selectFrom('memory_heads').select((e) => e.fn.min('expires_at').as('n'))
-      .where('agent_id', '=', s.agent).where('state', '=', 'live').where('expires_at', '>', s.now).as('c_next_expiry')), sqlite);
+    .$if(cache !== undefined, (q) => q.select((eb) => eb.selectFrom('memory_heads').select((e) => e.fn.min('expires_at').as('n'))
+      .where('agent_id', '=', s.agent).where('state', '=', 'live').where('expires_at', '>', s.now).as('c_next_expiry'))), sqlite);
 
   // Run only inside the write's transaction (direct on the SQLite connection there; see prepared.ts).
   const countersQ = prepared(db, S, (s) => db.selectNoFrom(counterSelects(s.agent, s.month, s.now)), sqlite);

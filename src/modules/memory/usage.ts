@@ -23,5 +23,3 @@ export function usageOf(c: Counters, tier: TierDefinition): MemoryUsage {
   };
 }
 
-/** '2026-11': the UTC month a counter belongs to. */
-export { utcMonth as monthOf } from '../../lib/utc';

@@ -12,7 +12,8 @@
  */
 import type { TierDefinition } from '../../lib/tiers';
 import { METERED_POOLS, type DailyCount, type MeterReadings, type MeterTerms, type MeteredPool } from './ports';
-import { DAY_MS, formatUnitsUsd, utcDayOf, utcMonthOf, utcMonthStartDay } from './time';
+import { DAY_MS, utcDay, utcMonth, utcMonthStartDay } from '../../lib/utc';
+import { formatUnitsUsd } from './time';
 
 export interface DailyUsage { date: string; calls: number; search: number; browse: number; memory_write: number; parse: number }
 
@@ -34,7 +35,7 @@ function monthlyLimit(t: TierDefinition, pool: MeteredPool): number | null {
 export function dailyBreakdown(rows: DailyCount[], now: number): DailyUsage[] {
   const out: DailyUsage[] = [];
   for (let i = 6; i >= 0; i--) {
-    const date = utcDayOf(now - i * DAY_MS);
+    const date = utcDay(now - i * DAY_MS);
     const d: DailyUsage = { date, calls: 0, search: 0, browse: 0, memory_write: 0, parse: 0 };
     for (const r of rows) {
       if (r.day !== date || !(METERED_POOLS as readonly string[]).includes(r.pool)) continue;
@@ -48,8 +49,8 @@ export function dailyBreakdown(rows: DailyCount[], now: number): DailyUsage[] {
 
 export async function usageHistory(r: MeterReadings, terms: MeterTerms, a: { agentId: string; storedTier: string; now: number }) {
   const { agentId, now } = a;
-  const today = utcDayOf(now);
-  const weekStart = utcDayOf(now - 6 * DAY_MS);
+  const today = utcDay(now);
+  const weekStart = utcDay(now - 6 * DAY_MS);
   const monthStart = utcMonthStartDay(now);
   const from = weekStart < monthStart ? weekStart : monthStart;
   const [tier, rows, balance] = await Promise.all([r.effectiveTier(agentId, a.storedTier), r.daily(agentId, from, today), r.balanceUnits(agentId)]);
@@ -78,7 +79,7 @@ export async function usageHistory(r: MeterReadings, terms: MeterTerms, a: { age
     status: 'success',
     tier: tier.name,
     metering: tier.metering,
-    month: utcMonthOf(now),
+    month: utcMonth(now),
     calls_this_month: callsThisMonth,
     calls_remaining: remaining,
     credits_remaining_usd: formatUnitsUsd(balance),

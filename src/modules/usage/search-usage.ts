@@ -12,7 +12,8 @@
  *   calls_total = search-pool calls this UTC month; calls_remaining = quota - calls_total (>= 0);
  *   search_overage_rate_per_call = the tier's overage rate; over_limit = the quota is used up.
  */
-import { formatUnitsUsd, utcDayOf, utcMonthStartDay } from './time';
+import { utcDay, utcMonthStartDay } from '../../lib/utc';
+import { formatUnitsUsd } from './time';
 import type { TierDefinition } from '../../lib/tiers';
 import type { MeterReadings, MeterTerms } from './ports';
 
@@ -40,7 +41,7 @@ export async function searchUsage(
 ): Promise<SearchUsage> {
   const [tier, counts] = await Promise.all([
     a.tier ? Promise.resolve(a.tier) : r.effectiveTier(a.agentId, a.storedTier),
-    a.counts ? { calls: a.counts.callsThisMonth, freeUsed: a.counts.freeUsedInWindow } : r.searchCounts(a.agentId, utcMonthStartDay(a.now), utcDayOf(a.now)),
+    a.counts ? { calls: a.counts.callsThisMonth, freeUsed: a.counts.freeUsedInWindow } : r.searchCounts(a.agentId, utcMonthStartDay(a.now), utcDay(a.now)),
   ]);
   const total = counts.calls;
   if (tier.metering === 'monthly') {
