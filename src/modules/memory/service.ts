@@ -214,15 +214,14 @@ export function createMemoryService(deps: MemoryServiceDeps) {
         results.push({ ...entryView(r), similarity: Number(h.similarity.toFixed(4)) });
         if (results.length === limit) break;
       }
-      const month = utcMonth(now);
-      await store.countSearch(caller.agentId, month);
+      const counted = await store.countSearch(caller.agentId, utcMonth(now), now);
       return {
         status: 'success',
         query: text,
         results,
         total_returned: results.length,
         content_trust: CONTENT_TRUST,
-        usage: usageOf(await store.counters(caller.agentId, month, now), tierOf(caller.tier)),
+        usage: usageOf(counted, tierOf(caller.tier)),
       };
     },
 

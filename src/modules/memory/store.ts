@@ -267,15 +267,18 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
       }, agentId);
     },
 
-    /** Counts one successful semantic search. */
-    async countSearch(agentId: string, month: string): Promise<void> {
-      try {
-        await db.insertInto('memory_usage').values({ agent_id: agentId, month, writes: 0, searches: 1 })
-          .onConflict((oc) => oc.columns(['agent_id', 'month']).doUpdateSet({ searches: sql`memory_usage.searches + 1` })).execute();
-      } finally {
-        // After the statement (no transaction here): a read made before it committed is not kept.
+    /**
+     * Counts one successful semantic search (a memory operation, not a write) and returns the
+     * counters after it. Group-committed with the writes (batcher.ts): the flush runs off the event
+     * loop and the count is on disk before the search answers.
+     */
+    async countSearch(agentId: string, month: string, now: number): Promise<Counters> {
+      return batcher.submit(async (trx) => {
         cache?.changed(agentId);
-      }
+        await trx.insertInto('memory_usage').values({ agent_id: agentId, month, writes: 0, searches: 1 })
+          .onConflict((oc) => oc.columns(['agent_id', 'month']).doUpdateSet({ searches: sql`memory_usage.searches + 1` })).execute();
+        return counters(trx, agentId, month, now);
+      }, agentId);
     },
 
     /**
