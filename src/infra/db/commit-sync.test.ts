@@ -133,6 +133,25 @@ test('memory write batcher: a write is acknowledged only once its batch is flush
   expect(outcomes.sort()).toEqual(['ok a', 'refused over the cap']);
 });
 
+test('memory write batcher: a job submitted with durable: false is answered at its commit; the writes beside it still wait for the flush', async () => {
+  const m = manualFlush();
+  const commits = createCommitSync(db, sqlite, { flush: m.flush });
+  const batcher = createWriteBatcher(commits);
+  const outcomes: string[] = [];
+  const write = batcher.submit(async (trx) => { await insert('w')(trx as never); return 'write'; }, 'agent-1').then((v) => outcomes.push(v));
+  const count = batcher.submit(async (trx) => { await insert('c')(trx as never); return 'count'; }, 'agent-1', { durable: false }).then((v) => outcomes.push(v));
+  await count;
+  // Both committed in one batch, the flush has started and not finished: only the count is answered.
+  expect(rows()).toEqual(['w', 'c']);
+  expect(m.pending).toHaveLength(1);
+  expect(commits.unsynced).toBe(true);
+  await settle();
+  expect(outcomes).toEqual(['count']);
+  m.pending[0].resolve();
+  await write;
+  expect(outcomes).toEqual(['count', 'write']);
+});
+
 test('memory reads are answered only once what they saw is on disk, also when they waited for the write batch', async () => {
   await migrateUpTo(db, '0100_memory');
   const m = manualFlush();

@@ -16,6 +16,8 @@ import type { CommitSync } from '../../infra/db/commit-sync';
 
 interface Job<T> {
   key: string;
+  /** False: settled once its transaction has committed, without waiting for the flush (see submit). */
+  durable: boolean;
   run(trx: Transaction<Database>): Promise<T>;
   resolve(v: T): void;
   reject(e: unknown): void;
@@ -30,17 +32,25 @@ export function createWriteBatcher(commits: CommitSync, maxBatch = 256) {
   let running = false;
   let guardedBatches = 0;
 
-  /** Settles the batch's jobs once its commit is on disk (every outcome, so none is answered early). */
+  const settle = (job: Job<any>) => {
+    const o = job.outcome!;
+    if (o.ok) job.resolve(o.value);
+    else job.reject(o.error);
+  };
+
+  /**
+   * Settles the batch's jobs once its commit is on disk (every outcome, so none is answered early);
+   * jobs submitted with `durable: false` at once (their flush still starts now).
+   */
   function settleWhenDurable(batch: Job<any>[]): void {
+    const waiting: Job<any>[] = [];
+    for (const job of batch) {
+      if (job.durable) waiting.push(job);
+      else settle(job);
+    }
     commits.durable().then(
-      () => {
-        for (const job of batch) {
-          const o = job.outcome!;
-          if (o.ok) job.resolve(o.value);
-          else job.reject(o.error);
-        }
-      },
-      (error) => { for (const job of batch) job.reject(error); },
+      () => { for (const job of waiting) settle(job); },
+      (error) => { for (const job of waiting) job.reject(error); },
     );
   }
 
@@ -109,10 +119,15 @@ export function createWriteBatcher(commits: CommitSync, maxBatch = 256) {
   }
 
   return {
-    /** Runs `run` in a shared transaction; resolves after that transaction has committed. `key`: the lock key (agent id). */
-    submit<T>(run: (trx: Transaction<Database>) => Promise<T>, key = ''): Promise<T> {
+    /**
+     * Runs `run` in a shared transaction; resolves after that transaction has committed and is on
+     * disk. `key`: the lock key (agent id). `durable: false` resolves after the COMMIT without
+     * waiting for the flush (which starts at once): only for bookkeeping that may be lost to a power
+     * cut (never to a process crash: the commit is in the WAL), such as counting a search.
+     */
+    submit<T>(run: (trx: Transaction<Database>) => Promise<T>, key = '', opts: { durable?: boolean } = {}): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        queue.push({ key, run, resolve, reject });
+        queue.push({ key, durable: opts.durable ?? true, run, resolve, reject });
         // After the current tick, so requests arriving together share the first batch too.
         if (!running) {
           running = true;
