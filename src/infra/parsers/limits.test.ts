@@ -74,10 +74,11 @@ describe('soft limits truncate and say so', () => {
 
   test('XLSX rows over maxRows: the later sheet is listed, empty and marked truncated', async () => {
     const r = await parser.parse(files.xlsx!, XLSX, { maxRows: 3 });
-    expect(r.sheets!.map((s) => [s.name, s.rows.length, s.row_count, s.truncated])).toEqual([
+    expect(r.sheets!.map((s) => [s.name, s.table === null ? 0 : r.tables![s.table]!.rows.length, s.row_count, s.truncated])).toEqual([
       ['Stock', 3, 5, true],
       ['Notes', 0, 3, true],
     ]);
+    expect(r.sheets![1]!.table).toBeNull();
     expect(r.metadata).toMatchObject({ truncated: true, truncated_reasons: ['rows'], row_count: 8 });
   });
 });

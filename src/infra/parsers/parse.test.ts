@@ -107,16 +107,18 @@ describe('good documents', () => {
       ['Stock', 0, 5, 4, false, false],
       ['Notes', 1, 3, 2, false, false],
     ]);
-    expect(r.sheets![0]!.rows).toEqual([
+    expect(r.sheets!.map((s) => s.table)).toEqual([0, 1]);
+    expect(r.tables![0]!.rows).toEqual([
       ['Item', 'Quantity', 'Price', 'Restocked'],
       ['Bolts', '500', '0.25', '2024-01-15'],
       ['Nuts', '750', '0.1', '2024-02-20'],
       ['Washers', '1200', '0.05', '2024-03-05'],
       ['Total', '2450'],
     ]);
-    expect(r.sheets![1]!.rows[1]).toEqual(['Supplier', 'Acme Fasteners']);
+    expect(r.tables![1]!.rows[1]).toEqual(['Supplier', 'Acme Fasteners']);
     expect(r.tables!.map((t) => t.source)).toEqual([{ kind: 'xlsx', sheet: 'Stock' }, { kind: 'xlsx', sheet: 'Notes' }]);
-    expect(r.tables![0]!.rows).toEqual(r.sheets![0]!.rows);
+    // The rows are in the tables only, not repeated under the sheets.
+    expect(Object.keys(r.sheets![0]!).sort()).toEqual(['column_count', 'hidden', 'index', 'name', 'row_count', 'table', 'truncated']);
     expect(r.metadata).toMatchObject({ sheet_count: 2, row_count: 8, title: 'Inventory', author: 'Katherine Johnson' });
     expect(r.chunks.map((c) => c.location)).toEqual([
       { sheet: 'Stock', table: 0, row_start: 2, row_end: 5 },

@@ -73,11 +73,13 @@ export interface ParsedSheet {
   /** 0-based position in the workbook. */
   index: number;
   hidden: boolean;
-  /** Non-empty rows in sheet order; cells as displayed text, trailing empty cells dropped. */
-  rows: string[][];
-  /** 1-based sheet row number of each entry of `rows` (empty rows are skipped, so numbers can jump). */
-  row_numbers: number[];
-  /** Non-empty rows in the sheet (read), which can exceed rows.length when truncated. */
+  /**
+   * Index into `tables` of the sheet's rows (non-empty rows in sheet order, cells as displayed text,
+   * with their sheet row numbers); null when none of its rows made it into the result. The rows
+   * are not repeated here: in JSON that doubled the tabular part of every workbook.
+   */
+  table: number | null;
+  /** Non-empty rows in the sheet (read), which can exceed its table's rows when truncated. */
   row_count: number;
   column_count: number;
   truncated: boolean;
