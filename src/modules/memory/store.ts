@@ -74,11 +74,11 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
     if (commits.unsynced) await commits.durable().catch(() => {});
     return value;
   }
-  const entries = (q: Db | Trx, agentId: string, now: number) =>
+  const entries = (q: Db | Trx, agentId: string, now: number, state: any = 'h.state') =>
     q.selectFrom('memory_heads as h')
       .innerJoin('memory_versions as v', (j) => j.onRef('v.agent_id', '=', 'h.agent_id').onRef('v.key', '=', 'h.key').onRef('v.version', '=', 'h.version'))
       .where('h.agent_id', '=', agentId)
-      .where(live(now));
+      .where(live(now, state));
   /**
    * Live entries of some keys, found through the primary key. Without statistics SQLite's planner
    * takes memory_heads_context_idx (agent_id, state) for `key IN (…)` and walks every live entry of
@@ -86,11 +86,7 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
    * selection. SQLite only: PostgreSQL has no unary + for text and plans from its statistics.
    */
   const entriesByKeys = (agentId: string, now: number, keys: string[]) =>
-    db.selectFrom('memory_heads as h')
-      .innerJoin('memory_versions as v', (j) => j.onRef('v.agent_id', '=', 'h.agent_id').onRef('v.key', '=', 'h.key').onRef('v.version', '=', 'h.version'))
-      .where('h.agent_id', '=', agentId)
-      .where('h.key', 'in', keys.length ? keys : [''])
-      .where(live(now, sqlite ? sql`+${sql.ref('h.state')}` : 'h.state'));
+    entries(db, agentId, now, sqlite ? sql`+${sql.ref('h.state')}` : 'h.state').where('h.key', 'in', keys.length ? keys : ['']);
 
   /** The four counter subqueries, selectable on their own or next to an entry (one round trip). */
   const counterSelects = (agentId: string, month: string, now: number) => (eb: any) => [
