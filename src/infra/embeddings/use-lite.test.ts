@@ -56,6 +56,7 @@ describe('USE lite forward pass', () => {
       expect(v).toHaveLength(512);
       expect(Math.hypot(...v)).toBeCloseTo(1, 5);
     }
+    expect(net.embed([])).toEqual([]);
     expect(() => net.embed([[5, 8002]])).toThrow(/outside the vocabulary/);
     expect(() => net.embed([[-1]])).toThrow(/outside the vocabulary/);
   });

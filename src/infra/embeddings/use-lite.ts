@@ -220,6 +220,7 @@ export function useLiteFrom(tf: Tf, weights: Record<string, Tensor[]>): UseLite 
 
   return {
     embed(texts) {
+      if (texts.length === 0) return [];
       const ids = texts.map((t) => (t.length > MAX_TOKENS ? t.slice(0, MAX_TOKENS) : t));
       const seg = [0];
       for (const t of ids) seg.push(seg[seg.length - 1] + t.length);
