@@ -245,7 +245,7 @@ describe('dynamic mode', () => {
     expect((await browse(paid.token, { url: `${site.url}/robots-blocked-js`, mode: 'dynamic' })).status).not.toBe(403);
   });
 
-  test('robots.txt is checked before the hand-off to the renderer', async () => {
+  test.skipIf(!HAS_CHROMIUM)('robots.txt is checked before the hand-off to the renderer', async () => {
     site.route('/robots.txt', text('User-agent: *\nDisallow: /js\n'));
     site.route('/js', html(JS_PAGE));
     const a = await veteran();
@@ -266,4 +266,4 @@ describe('dynamic mode', () => {
     expect(dyn.body._svc.usage).toHaveProperty('browse_calls_remaining');
   }, 30_000);
 });
-if (!HAS_CHROMIUM) console.warn('!! SKIPPED dynamic render test: no Chromium at /usr/bin/chromium');
+if (!HAS_CHROMIUM) console.warn('!! SKIPPED dynamic render tests (rendering, robots.txt before the hand-off): no Chromium at /usr/bin/chromium');

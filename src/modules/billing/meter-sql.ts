@@ -112,20 +112,29 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
         lot_id: r.lot_id, remaining_units: Number(r.remaining_units), expires_at: r.expires_at === null ? null : Number(r.expires_at),
       }))),
 
-    /** Draws `units` from the live `lots` in order (the caller checked the balance under the lock); updates `lots` in place. */
-    async spend(trx: Trx, lots: Lot[], s: { agentId: string; units: Units; action: string; chargeId: string; now: number }): Promise<void> {
+    /**
+     * Draws `units` from the live `lots` in order (the caller checked the balance under the lock); updates `lots` in place.
+     * Each draw's ledger row is written at once; the lot's own update too, unless `deferTake` takes it (to write
+     * one update per lot for several charges of one transaction, with `takeLot`).
+     */
+    async spend(trx: Trx, lots: Lot[], s: { agentId: string; units: Units; action: string; chargeId: string; now: number },
+      deferTake?: (lotId: string, units: Units) => void): Promise<void> {
       let left = s.units;
       for (const lot of lots) {
         if (left === 0) break;
         if (!isLive(lot, s.now)) continue;
         const take = Math.min(left, lot.remaining_units);
-        await takeLotQ({ lot: lot.lot_id, units: take }, trx);
+        if (deferTake) deferTake(lot.lot_id, take);
+        else await takeLotQ({ lot: lot.lot_id, units: take }, trx);
         await spendEntryQ({ entry: newOrderedId(), agent: s.agentId, delta: -take, lot: lot.lot_id, action: s.action, charge: s.chargeId, now: s.now }, trx);
         lot.remaining_units -= take;
         left -= take;
       }
       if (left !== 0) throw new Error(`ledger: balance check and lots disagree for ${s.agentId}`);
     },
+
+    /** Takes `units` from one lot (the deferred part of `spend`). */
+    takeLot: (trx: Trx, lotId: string, units: Units) => takeLotQ({ lot: lotId, units }, trx).then(() => undefined),
 
     bumpDaily: (trx: Trx, agentId: string, pool: string, day: string, delta: number) =>
       bumpQ({ agent: agentId, pool, day, delta }, trx).then(() => undefined),

@@ -61,6 +61,9 @@ export function createMeterStates(max = 1000) {
       if (s) states.delete(agentId);
       return s && stamp !== null && s.stamp === stamp ? s : { stamp: null, pools: new Map() };
     },
+    drop(agentId: string): void {
+      states.delete(agentId);
+    },
     put(agentId: string, state: MeterState): void {
       if (state.stamp === null) return;
       states.set(agentId, state);

@@ -19,6 +19,7 @@ import { formatUsd, parseUsd, type Units } from '../../lib/money';
 import { effectiveTier, type TierDefinition, type TierName } from '../../lib/tiers';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
+import { scopeOf, type ScopeSlot } from '../../infra/db/trx-scope';
 import { createBatcher, type Outcome } from './batcher';
 import { refundCharge } from './ledger-store';
 import { summarize } from './meter-sql';
@@ -118,6 +119,27 @@ export interface MeteringDeps {
 }
 
 interface Job { agentId: string; action: MeteredAction; tier: string; chargeId: string; now: number }
+
+/**
+ * An agent's account as held by one caller's transaction that charges it several times (a memory
+ * write batch, through its trx-scope): the lock taken by the first charge, the metering state it
+ * decided on, and the lot draws and day counts that are written once, when the scope ends, instead
+ * of once per charge. The ledger rows and free-slot writes of each charge are still written at once.
+ */
+interface Held {
+  account: LockedAccount;
+  state?: MeterState;
+  takes: Map<string, Units>;
+  /** Calls to add per pool and UTC day, keyed `pool day`. */
+  bumps: Map<string, { pool: Pool; day: string; n: number }>;
+}
+
+/** Calls of `pool` put off in `held` for days in [from, to]. */
+function pendingCalls(held: Held | undefined, pool: Pool, from: string, to: string): number {
+  let n = 0;
+  if (held) for (const b of held.bumps.values()) if (b.pool === pool && b.day >= from && b.day <= to) n += b.n;
+  return n;
+}
 interface Decided { charge: Omit<Charge, 'refund' | 'usage'>; usage: Omit<UsageSnapshot, 'commons_url' | 'commons_size' | 'commons_contributions'>; day: string }
 
 const limitCode: Record<Pool, { status: number; code: string; what: string }> = {
@@ -141,11 +163,16 @@ export function createMetering(deps: MeteringDeps): Metering {
   const m = store.sql;
   const states = createMeterStates();
 
+  /** Calls of a pool in [from, to] (UTC days): the database's count and what `held` has not written yet. */
+  async function countCalls(trx: Transaction<Database>, agentId: string, pool: Pool, from: string, to: string, held?: Held): Promise<number> {
+    return (await m.countDays(trx, agentId, pool, from, to)) + pendingCalls(held, pool, from, to);
+  }
+
   /** Browse calls left, from the database (usage reads outside a charge). */
-  async function browseRemaining(trx: Transaction<Database>, agentId: string, tier: TierDefinition, now: number): Promise<number | null> {
+  async function browseRemaining(trx: Transaction<Database>, agentId: string, tier: TierDefinition, now: number, held?: Held): Promise<number | null> {
     if (tier.metering === 'monthly') {
       if (tier.browsePerMonth === null) return null;
-      return Math.max(0, tier.browsePerMonth - (await m.countDays(trx, agentId, 'browse', utcMonthStartDay(now), utcDay(now))));
+      return Math.max(0, tier.browsePerMonth - (await countCalls(trx, agentId, 'browse', utcMonthStartDay(now), utcDay(now), held)));
     }
     const floor = FREE_FLOORS.browse!;
     return floor - (await freeUsed(trx, agentId, 'browse', floor, now, FLOOR_WINDOW_MS));
@@ -154,14 +181,19 @@ export function createMetering(deps: MeteringDeps): Metering {
   /**
    * Decides one charge inside the transaction holding the agent's account lock (`account` as locked
    * by this transaction); an ApiError refuses only this job. Uses the agent's in-memory state when its
-   * stamp is the one the lock found (meter-state.ts), else reads it; writes the charge's rows.
+   * stamp is the one the lock found (meter-state.ts), else reads it; writes the charge's rows. With
+   * `held` (the account held by the caller's transaction scope) it decides on the state the earlier
+   * charges of that transaction left, and puts the lot and day-counter updates off to the scope's end.
    */
-  async function decide(trx: Transaction<Database>, job: Job, account: LockedAccount, dryRun = false): Promise<Decided | undefined> {
+  async function decide(trx: Transaction<Database>, job: Job, account: LockedAccount, dryRun = false, held?: Held): Promise<Decided | undefined> {
     const { agentId, action, now, chargeId } = job;
     const tier = effectiveTier(job.tier, account.lifetime_purchase_units);
     const pool = ACTION_POOL[action];
     const day = utcDay(now);
-    const state = states.take(agentId, account.prev_stamp);
+    // The held state, not the bounded cache's copy: evicted mid-transaction, that copy would be
+    // reloaded without this transaction's put-off draws.
+    const state = held?.state ?? states.take(agentId, account.prev_stamp);
+    if (held) held.state = state;
     const lots = (state.lots ??= await m.lots(trx, agentId, now));
     const queue = async (p: Pool) => {
       let q = state.pools.get(p);
@@ -173,7 +205,7 @@ export function createMetering(deps: MeteringDeps): Metering {
 
     if (tier.metering === 'monthly' || pool === 'parse') {
       const quota = monthlyQuota(tier, pool);
-      const used = quota === null ? 0 : await m.countDays(trx, agentId, pool, utcMonthStartDay(now), day);
+      const used = quota === null ? 0 : await countCalls(trx, agentId, pool, utcMonthStartDay(now), day, held);
       if (quota !== null && used >= quota) {
         const overage = pool === 'search' && tier.searchOverageUsdPerCall ? parseUsd(tier.searchOverageUsdPerCall) : 0;
         const l = limitCode[pool];
@@ -212,15 +244,25 @@ export function createMetering(deps: MeteringDeps): Metering {
       return undefined;
     }
     state.stamp = null;
-    if (cost > 0) await m.spend(trx, lots, { agentId, units: cost, action, chargeId, now });
-    await m.bumpDaily(trx, agentId, pool, day, 1);
+    if (cost > 0) {
+      await m.spend(trx, lots, { agentId, units: cost, action, chargeId, now },
+        held ? (lot, units) => held.takes.set(lot, (held.takes.get(lot) ?? 0) + units) : undefined);
+    }
+    if (held) {
+      const k = `${pool} ${day}`;
+      const b = held.bumps.get(k);
+      if (b) b.n++;
+      else held.bumps.set(k, { pool, day, n: 1 });
+    } else {
+      await m.bumpDaily(trx, agentId, pool, day, 1);
+    }
     const after = summarize(lots, now);
     const poolCounts = pool === 'search' ? {
-      callsThisMonth: await m.countDays(trx, agentId, pool, utcMonthStartDay(now), day),
+      callsThisMonth: await countCalls(trx, agentId, pool, utcMonthStartDay(now), day, held),
       freeUsedInWindow: usedInWindow(await queue(pool), now, FLOOR_WINDOW_MS),
     } : undefined;
     const browse = tier.metering === 'monthly'
-      ? await browseRemaining(trx, agentId, tier, now)
+      ? await browseRemaining(trx, agentId, tier, now, held)
       : FREE_FLOORS.browse! - usedInWindow(await queue('browse'), now, FLOOR_WINDOW_MS);
     keep(agentId, state, account);
     return {
@@ -259,6 +301,20 @@ export function createMetering(deps: MeteringDeps): Metering {
     account.topup_dip_open = 1;
     return { agentId: job.agentId, account: { ...account }, balanceUnits: units, chargeId: job.chargeId };
   }
+
+  /** Accounts held by a caller's transaction scope (trx-scope.ts), by agent. */
+  const heldSlot: ScopeSlot<Map<string, Held>> = {
+    async end(trx, held) {
+      for (const h of held.values()) {
+        for (const [lot, units] of h.takes) await m.takeLot(trx, lot, units);
+        for (const b of h.bumps.values()) await m.bumpDaily(trx, h.account.agent_id, b.pool, b.day, b.n);
+      }
+    },
+    // Rolled back: the stamps would already send the next charge to the database; drop the copies anyway.
+    discard(held) {
+      for (const agentId of held.keys()) states.drop(agentId);
+    },
+  };
 
   const batcher = createBatcher<Job, Decided>(async (jobs) => {
     const low: LowBalance[] = [];
@@ -318,8 +374,19 @@ export function createMetering(deps: MeteringDeps): Metering {
     async chargeWithin(trx, agentId, action, opts) {
       if (!(action in ACTION_POOL)) throw new Error(`unknown metered action ${action}`);
       const job: Job = { agentId, action, tier: opts.tier, chargeId: newOrderedId(), now: clock.now() };
-      const account = await m.lock(trx, agentId, job.now);
-      const d = (await decide(trx, job, account))!;
+      // In a scope (a memory write batch), the first charge of an agent locks its account and later
+      // charges of the same transaction reuse that lock and that state; the lot and counter updates
+      // of all of them are written once, when the scope ends.
+      const scope = scopeOf(trx);
+      let heldByAgent = scope?.get(heldSlot);
+      if (scope && !heldByAgent) scope.set(heldSlot, (heldByAgent = new Map()));
+      let held = heldByAgent?.get(agentId);
+      if (!held) {
+        held = { account: await m.lock(trx, agentId, job.now), takes: new Map(), bumps: new Map() };
+        heldByAgent?.set(agentId, held);
+      }
+      const { account } = held;
+      const d = (await decide(trx, job, account, false, heldByAgent ? held : undefined))!;
       const dip = await markDip(trx, job, account, d);
       return {
         ...d.charge,

@@ -9,10 +9,16 @@
  * Jobs of a batch run in the order of their lock key (the agent id; stable, so one agent's writes
  * keep their order): every transaction then takes the agents' row locks in the same global order,
  * so two instances' batches on PostgreSQL cannot deadlock on each other.
+ *
+ * The batch is a transaction scope (infra/db/trx-scope.ts): billing's charges of one agent share one
+ * account lock and write their lot and day-counter updates once, when the scope ends (before COMMIT
+ * for an optimistic batch; inside each job's savepoint when jobs run guarded, so a job rolled back
+ * to its savepoint takes its share with it).
  */
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { CommitSync } from '../../infra/db/commit-sync';
+import { withScope } from '../../infra/db/trx-scope';
 
 interface Job<T> {
   key: string;
@@ -59,7 +65,7 @@ export function createWriteBatcher(commits: CommitSync, maxBatch = 256) {
       // Alone: no savepoint needed; a failure rolls the whole transaction back.
       const [job] = batch;
       try {
-        job.outcome = { ok: true, value: await commits.transaction((trx) => job.run(trx)) };
+        job.outcome = { ok: true, value: await commits.transaction((trx) => withScope(trx, () => job.run(trx))) };
       } catch (error) {
         job.outcome = { ok: false, error };
       }
@@ -78,9 +84,10 @@ export function createWriteBatcher(commits: CommitSync, maxBatch = 256) {
       // cannot make every batch run twice.
       let failed = false;
       try {
-        await commits.transaction(async (trx) => {
+        // One scope for the whole batch (trx-scope.ts): jobs may share what it holds and put writes off to its end.
+        await commits.transaction((trx) => withScope(trx, async () => {
           for (const job of batch) job.outcome = { ok: true, value: await job.run(trx) };
-        });
+        }));
       } catch {
         failed = true;
       }
@@ -92,7 +99,8 @@ export function createWriteBatcher(commits: CommitSync, maxBatch = 256) {
         for (const job of batch) {
           await sql`savepoint svc_write`.execute(trx);
           try {
-            job.outcome = { ok: true, value: await job.run(trx) };
+            // A scope per job: what it put off is written inside its savepoint, and forgotten if that rolls back.
+            job.outcome = { ok: true, value: await withScope(trx, () => job.run(trx)) };
             await sql`release savepoint svc_write`.execute(trx);
           } catch (error) {
             job.outcome = { ok: false, error };

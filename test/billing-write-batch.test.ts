@@ -1,0 +1,117 @@
+/**
+ * Charges made inside a memory write batch (createWriteBatcher): the batch's transaction scope lets
+ * the charges of one agent share one account lock and write their lot and day-counter updates once,
+ * at the end of the batch or of each job's savepoint (infra/db/trx-scope.ts, billing/metering.ts).
+ * These tests hold that sharing to the same guarantees as one lock per charge: exact at the credit
+ * and quota boundaries, and nothing of a rolled-back job left behind.
+ */
+import { describe, expect, test } from 'vitest';
+import { sql } from 'kysely';
+import { credits as cr } from '../src/lib/money';
+import type { MeteredAction } from '../src/modules/billing/metering';
+import { createWriteBatcher } from '../src/modules/memory/batcher';
+import { testEngine } from './helpers/engines';
+import { agent, startRig, type BillingRig } from './billing-support';
+
+/** Calls counted for an agent's pool today (metering_daily). */
+async function counted(r: BillingRig, a: string, pool: string): Promise<number> {
+  const row = await r.handle.db.selectFrom('metering_daily').select(sql<number>`coalesce(sum(count), 0)`.as('n'))
+    .where('agent_id', '=', a).where('pool', '=', pool).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Submits `n` jobs to one batcher in the same turn (so they share batches), each charging `a` and writing a marker row. */
+function chargeInBatch(r: BillingRig, a: string, n: number, opts: { action?: MeteredAction; tier?: string; failAt?: number[] } = {}) {
+  const batcher = createWriteBatcher(r.handle.commits);
+  return Promise.allSettled(Array.from({ length: n }, (_, i) => batcher.submit(async (trx) => {
+    const c = await r.metering.chargeWithin(trx, a, opts.action ?? 'search', { tier: opts.tier ?? 'free' });
+    await trx.insertInto('metering_daily').values({ agent_id: a, pool: 'marker', day: `job-${i}`, count: 1 }).execute();
+    // The caller's own write fails after its charge: the charge must go with it.
+    if (opts.failAt?.includes(i)) throw new Error(`job ${i} failed after its charge`);
+    return c;
+  }, a)));
+}
+
+describe(`charges inside a memory write batch (${testEngine()})`, () => {
+  test('100 charges of one agent at the floor boundary with credit for exactly 7: 5 free + 7 paid, balance 0, ledger and counters agree', async () => {
+    const r = await startRig();
+    try {
+      const a = agent();
+      for (let i = 0; i < 45; i++) await r.metering.charge(a, 'search');
+      await r.credits.add(a, { kind: 'purchase', units: cr(14), ref: `c:${a}` });
+      const results = await chargeInBatch(r, a, 100);
+      const ok = results.filter((x) => x.status === 'fulfilled').map((x) => (x as PromiseFulfilledResult<{ free: boolean }>).value);
+      const refused = results.filter((x) => x.status === 'rejected').map((x) => (x as PromiseRejectedResult).reason as { code?: string });
+      expect(ok.filter((c) => c.free)).toHaveLength(5);
+      expect(ok.filter((c) => !c.free)).toHaveLength(7);
+      expect(refused.map((e) => e.code)).toEqual(Array(88).fill('INSUFFICIENT_CREDITS'));
+      expect((await r.credits.balance(a)).units).toBe(0);
+      expect(await r.credits.ledgerBalance(a)).toBe(0);
+      expect(await counted(r, a, 'search')).toBe(57);
+      expect(await counted(r, a, 'marker')).toBe(12);
+    } finally {
+      await r.close();
+    }
+  });
+
+  test('jobs that fail after their charge take it back; the others of the batch keep theirs, and later charges see it all', async () => {
+    const r = await startRig();
+    try {
+      const a = agent();
+      for (let i = 0; i < 50; i++) await r.metering.charge(a, 'search');
+      await r.credits.add(a, { kind: 'purchase', units: cr(40), ref: `c:${a}` });
+      const results = await chargeInBatch(r, a, 10, { failAt: [3, 7] });
+      expect(results.map((x) => x.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+      // 8 paid searches of 2 credits each.
+      expect((await r.credits.balance(a)).units).toBe(cr(24));
+      expect(await r.credits.ledgerBalance(a)).toBe(cr(24));
+      expect(await counted(r, a, 'search')).toBe(58);
+      expect(await counted(r, a, 'marker')).toBe(8);
+      // A charge outside the batch decides on the committed state, not on what was rolled back.
+      expect((await r.metering.charge(a, 'search')).free).toBe(false);
+      expect((await r.credits.balance(a)).units).toBe(cr(22));
+      expect(await r.credits.ledgerBalance(a)).toBe(cr(22));
+    } finally {
+      await r.close();
+    }
+  });
+
+  test('a monthly quota counts the calls of the same batch that are not written yet: 2 left, 5 asked, 2 through', async () => {
+    const r = await startRig();
+    try {
+      const a = agent();
+      // starter: 200 browses per UTC month.
+      for (let i = 0; i < 198; i++) await r.metering.charge(a, 'browse_static', { tier: 'starter' });
+      const results = await chargeInBatch(r, a, 5, { action: 'browse_static', tier: 'starter' });
+      expect(results.filter((x) => x.status === 'fulfilled')).toHaveLength(2);
+      const refused = results.filter((x) => x.status === 'rejected').map((x) => (x as PromiseRejectedResult).reason as { code?: string });
+      expect(refused.map((e) => e.code)).toEqual(['BROWSE_LIMIT', 'BROWSE_LIMIT', 'BROWSE_LIMIT']);
+      expect(await counted(r, a, 'browse')).toBe(200);
+      expect(await counted(r, a, 'marker')).toBe(2);
+    } finally {
+      await r.close();
+    }
+  });
+
+  test('one batch of successful charges: one account lock for the agent, one lot update, one day-counter update', async () => {
+    const r = await startRig();
+    try {
+      const a = agent();
+      for (let i = 0; i < 50; i++) await r.metering.charge(a, 'search');
+      await r.credits.add(a, { kind: 'purchase', units: cr(100), ref: `c:${a}` });
+      const before = await r.handle.db.selectFrom('billing_accounts').select(['meter_stamp']).where('agent_id', '=', a).executeTakeFirstOrThrow();
+      const results = await chargeInBatch(r, a, 8);
+      expect(results.every((x) => x.status === 'fulfilled')).toBe(true);
+      // The account was locked once: the stamp the batch replaced is the one it found.
+      const after = await r.handle.db.selectFrom('billing_accounts').select(['meter_stamp', 'meter_prev_stamp']).where('agent_id', '=', a).executeTakeFirstOrThrow();
+      expect(after.meter_prev_stamp).toBe(before.meter_stamp);
+      expect((await r.credits.balance(a)).units).toBe(cr(84));
+      expect(await r.credits.ledgerBalance(a)).toBe(cr(84));
+      // One ledger row per charge all the same.
+      const spends = await r.handle.db.selectFrom('credit_ledger').select('charge_id').where('agent_id', '=', a).where('kind', '=', 'spend').execute();
+      expect(new Set(spends.map((s) => s.charge_id)).size).toBe(8);
+    } finally {
+      await r.close();
+    }
+  });
+});
