@@ -1,7 +1,8 @@
 /**
- * Migration 0402 (credit ledger indexes) over a ledger written with the schema before it: every row
- * survives unchanged, a set `ref` stays unique, rows without one (spends) are not indexed on it, and
- * the charge's hot path still works afterwards. On the engine under test.
+ * Migrations 0402 (credit ledger indexes) and 0403 (ledger keyed by agent, no charge index) over a
+ * ledger written with the schema before them: every row survives unchanged, a set `ref` stays unique,
+ * rows without one (spends) are not indexed on it, and charges and refunds still work afterwards. On
+ * the engine under test.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -34,7 +35,7 @@ beforeAll(async () => {
   handle = openDatabase({ databaseUrl: t.env.DATABASE_URL, dataDir: t.dataDir, poolMax: 4 });
   await migrateUpTo(handle.db, '0401_billing_meter_stamp');
   await handle.db.insertInto('credit_ledger').values(before).execute();
-  expect(await migrateToLatest(handle.db)).toContain('0402_credit_ledger_indexes');
+  expect(await migrateUpTo(handle.db, '0402_credit_ledger_indexes')).toContain('0402_credit_ledger_indexes');
 });
 afterAll(async () => {
   await handle?.close();
@@ -84,5 +85,49 @@ describe('migration 0402: credit ledger indexes', () => {
     await expect(rig.metering.charge(who, 'search')).rejects.toMatchObject({ code: 'INSUFFICIENT_CREDITS' });
     await paid[0]!.refund();
     expect((await rig.metering.charge(who, 'search')).costUnits).toBe(credits(2));
+  });
+});
+
+describe('migration 0403: the ledger keyed by agent, no charge index', () => {
+  let rowsBefore: Record<string, unknown>[];
+  beforeAll(async () => {
+    rowsBefore = sorted(await handle.db.selectFrom('credit_ledger').selectAll().execute() as never);
+    expect(await migrateToLatest(handle.db)).toContain('0403_credit_ledger_by_agent');
+  });
+
+  test('every row survives unchanged; a set ref is still unique', async () => {
+    expect(sorted(await handle.db.selectFrom('credit_ledger').selectAll().execute() as never)).toEqual(rowsBefore);
+    await expect(handle.db.insertInto('credit_ledger').values(entry({ kind: 'grant', ref: 'grant:welcome' })).execute()).rejects.toThrow(/unique|duplicate/i);
+  });
+
+  test('SQLite: one b-tree keyed (agent_id, entry_id) and the partial ref index only; PostgreSQL: no charge index', async () => {
+    if (handle.sqlite) {
+      const table = handle.sqlite.prepare("select sql from sqlite_master where type = 'table' and name = 'credit_ledger'").get() as { sql: string };
+      expect(table.sql).toMatch(/primary key \(agent_id, entry_id\)\s*\)\s*without rowid/i);
+      const indexes = handle.sqlite.prepare("select name from sqlite_master where type = 'index' and tbl_name = 'credit_ledger'").all() as { name: string }[];
+      expect(indexes.map((i) => i.name)).toEqual(['credit_ledger_ref_uidx']);
+      const plan = (handle.sqlite.prepare("explain query plan select * from credit_ledger where agent_id = ? order by created_at").all('a') as { detail: string }[])
+        .map((r) => r.detail).join('\n');
+      expect(plan).toMatch(/SEARCH credit_ledger USING PRIMARY KEY \(agent_id=\?\)/);
+    } else {
+      const { rows } = await sql<{ indexname: string }>`select indexname from pg_indexes where tablename = 'credit_ledger'`.execute(handle.db);
+      expect(rows.map((r) => r.indexname).sort()).toEqual(['credit_ledger_agent_idx', 'credit_ledger_pkey', 'credit_ledger_ref_uidx']);
+    }
+  });
+
+  test('charges, refunds (found by their entry ids, exactly once) and the ledger balance after the migration', async () => {
+    const rig = rigOn(handle, new ManualClock());
+    const who = agent();
+    await rig.credits.add(who, { kind: 'purchase', units: credits(10), ref: `pi_${who}` });
+    for (let i = 0; i < 50; i++) await rig.metering.charge(who, 'search');
+    const paid = [];
+    for (let i = 0; i < 5; i++) paid.push(await rig.metering.charge(who, 'search'));
+    await expect(rig.metering.charge(who, 'search')).rejects.toMatchObject({ code: 'INSUFFICIENT_CREDITS' });
+    await paid[2]!.refund();
+    await paid[2]!.refund();
+    expect((await rig.credits.balance(who)).units).toBe(credits(2));
+    expect(await rig.credits.ledgerBalance(who)).toBe(credits(2));
+    const refunds = await handle.db.selectFrom('credit_ledger').select(['charge_id', 'amount_units']).where('agent_id', '=', who).where('kind', '=', 'refund').execute();
+    expect(refunds.map((r) => [r.charge_id, Number(r.amount_units)])).toEqual([[paid[2]!.chargeId, credits(2)]]);
   });
 });

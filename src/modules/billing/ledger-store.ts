@@ -43,10 +43,15 @@ export async function addLot(db: Db, lot: NewLot): Promise<boolean> {
   return true;
 }
 
-/** Returns what a charge spent to the lots it came from; a second call adds nothing. */
-export async function refundCharge(db: Db, agentId: string, chargeId: string, now: number): Promise<Units> {
+/**
+ * Returns what a charge spent to the lots it came from; a second call adds nothing. `entryIds` are the
+ * charge's spend rows (from the charge itself): looked up by key, since no index covers charge_id
+ * (migration 0403); rows of another charge or agent among them are ignored.
+ */
+export async function refundCharge(db: Db, agentId: string, chargeId: string, entryIds: string[], now: number): Promise<Units> {
+  if (entryIds.length === 0) return 0;
   const spends = await db.selectFrom('credit_ledger').select(['entry_id', 'lot_id', 'amount_units', 'action'])
-    .where('agent_id', '=', agentId).where('charge_id', '=', chargeId).where('kind', '=', 'spend').execute();
+    .where('agent_id', '=', agentId).where('entry_id', 'in', entryIds).where('charge_id', '=', chargeId).where('kind', '=', 'spend').execute();
   let total = 0;
   for (const s of spends) {
     const ref = `refund:${s.entry_id}`;

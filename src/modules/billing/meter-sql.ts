@@ -115,10 +115,12 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
     /**
      * Draws `units` from the live `lots` in order (the caller checked the balance under the lock); updates `lots` in place.
      * Each draw's ledger row is written at once; the lot's own update too, unless `deferTake` takes it (to write
-     * one update per lot for several charges of one transaction, with `takeLot`).
+     * one update per lot for several charges of one transaction, with `takeLot`). Returns the ledger rows' ids
+     * (a refund finds them by key).
      */
     async spend(trx: Trx, lots: Lot[], s: { agentId: string; units: Units; action: string; chargeId: string; now: number },
-      deferTake?: (lotId: string, units: Units) => void): Promise<void> {
+      deferTake?: (lotId: string, units: Units) => void): Promise<string[]> {
+      const entries: string[] = [];
       let left = s.units;
       for (const lot of lots) {
         if (left === 0) break;
@@ -126,11 +128,14 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
         const take = Math.min(left, lot.remaining_units);
         if (deferTake) deferTake(lot.lot_id, take);
         else await takeLotQ({ lot: lot.lot_id, units: take }, trx);
-        await spendEntryQ({ entry: newOrderedId(), agent: s.agentId, delta: -take, lot: lot.lot_id, action: s.action, charge: s.chargeId, now: s.now }, trx);
+        const entry = newOrderedId();
+        await spendEntryQ({ entry, agent: s.agentId, delta: -take, lot: lot.lot_id, action: s.action, charge: s.chargeId, now: s.now }, trx);
+        entries.push(entry);
         lot.remaining_units -= take;
         left -= take;
       }
       if (left !== 0) throw new Error(`ledger: balance check and lots disagree for ${s.agentId}`);
+      return entries;
     },
 
     /** Takes `units` from one lot (the deferred part of `spend`). */

@@ -140,7 +140,13 @@ function pendingCalls(held: Held | undefined, pool: Pool, from: string, to: stri
   if (held) for (const b of held.bumps.values()) if (b.pool === pool && b.day >= from && b.day <= to) n += b.n;
   return n;
 }
-interface Decided { charge: Omit<Charge, 'refund' | 'usage'>; usage: Omit<UsageSnapshot, 'commons_url' | 'commons_size' | 'commons_contributions'>; day: string }
+interface Decided {
+  charge: Omit<Charge, 'refund' | 'usage'>;
+  usage: Omit<UsageSnapshot, 'commons_url' | 'commons_size' | 'commons_contributions'>;
+  day: string;
+  /** The ledger rows of a paid charge (what a refund gives back). */
+  spendEntries: string[];
+}
 
 const limitCode: Record<Pool, { status: number; code: string; what: string }> = {
   search: { status: 429, code: 'SEARCH_CALLS_LIMIT', what: 'search' },
@@ -244,8 +250,9 @@ export function createMetering(deps: MeteringDeps): Metering {
       return undefined;
     }
     state.stamp = null;
+    let spendEntries: string[] = [];
     if (cost > 0) {
-      await m.spend(trx, lots, { agentId, units: cost, action, chargeId, now },
+      spendEntries = await m.spend(trx, lots, { agentId, units: cost, action, chargeId, now },
         held ? (lot, units) => held.takes.set(lot, (held.takes.get(lot) ?? 0) + units) : undefined);
     }
     if (held) {
@@ -267,6 +274,7 @@ export function createMetering(deps: MeteringDeps): Metering {
     keep(agentId, state, account);
     return {
       day,
+      spendEntries,
       charge: { chargeId, agentId, action, pool, free, costUnits: cost, tier: tier.name, poolCounts },
       usage: {
         credits_remaining_usd: formatUsd(after.units),
@@ -364,7 +372,7 @@ export function createMetering(deps: MeteringDeps): Metering {
           refunded = true;
           await store.withLocks([agentId], clock.now(), async (trx) => {
             if (d.charge.free && d.charge.pool !== 'parse') await releaseFreeSlot(trx, agentId, d.charge.pool, d.charge.chargeId);
-            if (d.charge.costUnits > 0) await refundCharge(trx, agentId, d.charge.chargeId, clock.now());
+            if (d.charge.costUnits > 0) await refundCharge(trx, agentId, d.charge.chargeId, d.spendEntries, clock.now());
             await bumpDaily(trx, agentId, d.charge.pool, d.day, -1);
           });
         },
