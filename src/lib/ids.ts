@@ -9,11 +9,16 @@ export const newId = (): string => randomUUID();
  */
 export function newOrderedId(now = Date.now()): string {
   // randomUUID draws from a cached entropy pool (cheaper than randomBytes per call); its first 48
-  // bits become the time and its version nibble 7.
-  const r = randomUUID();
-  const t = now.toString(16).padStart(12, '0').slice(-12);
-  return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${r.slice(15)}`;
+  // bits become the time and its version nibble 7. The time part is formatted once per millisecond.
+  if (now !== prefixMs) {
+    prefixMs = now;
+    const t = now.toString(16).padStart(12, '0').slice(-12);
+    prefix = `${t.slice(0, 8)}-${t.slice(8, 12)}-7`;
+  }
+  return prefix + randomUUID().slice(15);
 }
+let prefixMs = Number.NaN;
+let prefix = '';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 export const isUuid = (s: unknown): s is string => typeof s === 'string' && UUID_RE.test(s);

@@ -23,19 +23,22 @@ export interface TrxScope {
   set<T>(slot: ScopeSlot<T>, value: T): void;
 }
 
-const scopes = new WeakMap<object, Map<ScopeSlot<any>, unknown>>();
-
-function view(values: Map<ScopeSlot<any>, unknown>): TrxScope {
-  return {
-    get: <T>(slot: ScopeSlot<T>) => values.get(slot) as T | undefined,
-    set: (slot, value) => void values.set(slot, value),
-  };
+/** What callers kept in one transaction's scope, by slot. */
+class Scope implements TrxScope {
+  readonly values = new Map<ScopeSlot<any>, unknown>();
+  get<T>(slot: ScopeSlot<T>): T | undefined {
+    return this.values.get(slot) as T | undefined;
+  }
+  set<T>(slot: ScopeSlot<T>, value: T): void {
+    this.values.set(slot, value);
+  }
 }
+
+const scopes = new WeakMap<object, Scope>();
 
 /** The scope of `trx`, if its owner opened one. */
 export function scopeOf(trx: Transaction<Database>): TrxScope | undefined {
-  const values = scopes.get(trx);
-  return values && view(values);
+  return scopes.get(trx);
 }
 
 /**
@@ -44,8 +47,9 @@ export function scopeOf(trx: Transaction<Database>): TrxScope | undefined {
  * same transaction (one per savepoint) each end or discard what was kept since the last one.
  */
 export async function withScope<T>(trx: Transaction<Database>, fn: () => Promise<T>): Promise<T> {
-  let values = scopes.get(trx);
-  if (!values) scopes.set(trx, (values = new Map()));
+  let scope = scopes.get(trx);
+  if (!scope) scopes.set(trx, (scope = new Scope()));
+  const { values } = scope;
   let kept: [ScopeSlot<any>, unknown][] = [];
   try {
     const out = await fn();

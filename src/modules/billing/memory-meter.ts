@@ -4,14 +4,14 @@ import type { Database } from '../../infra/db/schema';
 import type { Metering } from './metering';
 
 export interface MemoryMeterPort {
-  chargeWrite(trx: Transaction<Database>, agentId: string, tier: string): Promise<{ committed(): Promise<Record<string, unknown> | undefined> }>;
+  chargeWrite(trx: Transaction<Database>, agentId: string, tier: string): Promise<{ committed(): Promise<object | undefined> }>;
 }
 
 export function memoryMeterFrom(metering: Metering): MemoryMeterPort {
   return {
     async chargeWrite(trx, agentId, tier) {
       const charge = await metering.chargeWithin(trx, agentId, 'memory_write', { tier });
-      return { committed: async () => ({ ...(await charge.committed()) }) };
+      return { committed: () => charge.committed() };
     },
   };
 }

@@ -9,7 +9,7 @@ import type { Trx } from './store';
 export interface MemoryMeter {
   chargeWrite(trx: Trx, agentId: string, tier: string): Promise<{
     /** After the commit: billing's `_svc.usage` of this charge (credits remaining, tier label, ...). */
-    committed(): Promise<Record<string, unknown> | undefined>;
+    committed(): Promise<object | undefined>;
   }>;
 }
 
