@@ -8,6 +8,28 @@ import type SQLite from 'better-sqlite3';
 import { CompiledQuery, type Compilable, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './schema';
 
+type Values<S> = { [K in keyof S]?: S[K] extends number ? number | null : string | null };
+type Runner<S> = Kysely<Database> | Transaction<Database>;
+
+/** The shared part: the compiled query, its parameters per call, and whether to run it straight on the connection. */
+function compile<S extends Record<string, string | number>>(
+  db: Kysely<Database>, sentinels: S, build: (s: S) => Compilable<unknown>, direct?: SQLite.Database,
+) {
+  const compiled = build(sentinels).compile();
+  const names = Object.keys(sentinels) as (keyof S)[];
+  // Each parameter is either a sentinel (replaced per call) or a constant of the query ('live').
+  const slots = compiled.parameters.map((p) => ({ name: names.find((n) => sentinels[n] === p), constant: p }));
+  const stmt = direct?.prepare(compiled.sql);
+  return {
+    sql: compiled.sql,
+    stmt,
+    params: (values: Values<S>) => slots.map((s) => (s.name === undefined ? s.constant : values[s.name] ?? null)),
+    /** The statement may run straight on the connection for this call (see `prepared`). */
+    isDirect: (q?: Runner<S>) => stmt !== undefined && (q === undefined ? !direct!.inTransaction : q.isTransaction),
+    viaKysely: <R>(q: Runner<S> | undefined, params: unknown[]) => (q ?? db).executeQuery<R>(CompiledQuery.raw(compiled.sql, params)),
+  };
+}
+
 export function prepared<S extends Record<string, string | number>, R>(
   db: Kysely<Database>,
   sentinels: S,
@@ -24,19 +46,35 @@ export function prepared<S extends Record<string, string | number>, R>(
    */
   direct?: SQLite.Database,
   // Values left out bind as null.
-): (values: { [K in keyof S]?: S[K] extends number ? number | null : string | null }, q?: Kysely<Database> | Transaction<Database>) => Promise<R[]> {
-  const compiled = build(sentinels).compile();
-  const names = Object.keys(sentinels) as (keyof S)[];
-  // Each parameter is either a sentinel (replaced per call) or a constant of the query ('live').
-  const slots = compiled.parameters.map((p) => ({ name: names.find((n) => sentinels[n] === p), constant: p }));
-  const stmt = direct?.prepare(compiled.sql);
+): (values: Values<S>, q?: Runner<S>) => Promise<R[]> {
+  const c = compile(db, sentinels, build, direct);
   return async (values, q) => {
-    const params = slots.map((s) => (s.name === undefined ? s.constant : values[s.name] ?? null));
-    if (stmt && (q === undefined ? !direct!.inTransaction : q.isTransaction)) {
-      if (stmt.reader) return stmt.all(params) as R[];
-      stmt.run(params);
+    const params = c.params(values);
+    if (c.isDirect(q)) {
+      if (c.stmt!.reader) return c.stmt!.all(params) as R[];
+      c.stmt!.run(params);
       return [];
     }
-    return (await (q ?? db).executeQuery<R>(CompiledQuery.raw(compiled.sql, params))).rows;
+    return (await c.viaKysely<R>(q, params)).rows;
+  };
+}
+
+/**
+ * A compiled write (INSERT, UPDATE, DELETE, upsert) without RETURNING; resolves to the number of
+ * rows it changed. On SQLite an upsert with RETURNING costs about four times one without (16 against
+ * 4 µs measured), so a caller that only needs to know whether a row was written asks for this count.
+ */
+export function preparedWrite<S extends Record<string, string | number>>(
+  db: Kysely<Database>,
+  sentinels: S,
+  build: (s: S) => Compilable<unknown>,
+  direct?: SQLite.Database,
+): (values: Values<S>, q?: Runner<S>) => Promise<number> {
+  const c = compile(db, sentinels, build, direct);
+  if (c.stmt?.reader) throw new Error(`preparedWrite: the statement returns rows: ${c.sql}`);
+  return async (values, q) => {
+    const params = c.params(values);
+    if (c.isDirect(q)) return c.stmt!.run(params).changes;
+    return Number((await c.viaKysely(q, params)).numAffectedRows ?? 0);
   };
 }
