@@ -63,6 +63,19 @@ export async function registerAgent(url: string, name = 'bench-agent'): Promise<
   return { apiKey: body.api_key, agentId: body.agent_id };
 }
 
+/**
+ * PUT /v1/memory/{key} requests for autocannon, built once: `count` keys (`prefix` + index), each with
+ * its own value. autocannon turns static requests into bytes once per connection and cycles through
+ * them; a `setupRequest` callback instead rebuilds every request on the benchmark's own thread
+ * (~26 µs each, measured), a cost the bare route's client does not pay and svc's server then shares
+ * the thread with.
+ */
+export function putRequests(prefix: string, count: number, value: (i: number) => unknown) {
+  return Array.from({ length: count }, (_, i) => ({
+    method: 'PUT' as const, path: `/v1/memory/${prefix}${i}`, body: JSON.stringify({ value: value(i) }),
+  }));
+}
+
 export function report(baseline: Measured, subject: Measured): string {
   const ratio = subject.requestsPerSecond / baseline.requestsPerSecond;
   return `${subject.name}: ${subject.requestsPerSecond} req/s (p50 ${subject.p50Ms} ms, p99 ${subject.p99Ms} ms, errors ${subject.errors}, non-2xx ${subject.non2xx}) ` +

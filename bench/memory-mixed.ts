@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { registerAgent, startSvc } from './harness';
+import { putRequests, registerAgent, startSvc } from './harness';
 
 /**
  * Reads while writes flow: 8 connections PUT /v1/memory/{key} (durable, group commit) while 2 more
@@ -15,11 +15,7 @@ try {
   const { apiKey, agentId } = await registerAgent(svc.url);
   await svc.svc.database.db.updateTable('agents').set({ tier: 'pro' }).where('agent_id', '=', agentId).execute();
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-  let i = 0;
-  const put = {
-    url: svc.url, method: 'PUT' as const, headers, connections: 8,
-    requests: [{ setupRequest: (req: any) => ({ ...req, path: `/v1/memory/k${i++ % 2000}`, body: JSON.stringify({ value: { n: i } }) }) }],
-  };
+  const put = { url: svc.url, method: 'PUT' as const, headers, connections: 8, requests: putRequests('k', 2000, (n) => ({ n })) };
   const me = { url: `${svc.url}/v1/me`, headers, connections: 2 };
   await Promise.all([autocannon({ ...put, duration: 2 }), autocannon({ ...me, duration: 2 })]);
   const [p, g] = await Promise.all([autocannon({ ...put, duration: 8 }), autocannon({ ...me, duration: 8 })]);

@@ -1,4 +1,4 @@
-import { drive, registerAgent, startSvc } from './harness';
+import { drive, putRequests, registerAgent, startSvc } from './harness';
 
 /** CPU profile helper: `node --cpu-prof --import tsx bench/memory-profile.ts [get|put]` drives one route for 6 s. */
 const which = process.argv[2] ?? 'put';
@@ -7,9 +7,8 @@ const { apiKey, agentId } = await registerAgent(svc.url);
 await svc.svc.database.db.updateTable('agents').set({ tier: 'pro' }).where('agent_id', '=', agentId).execute();
 const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
 await fetch(`${svc.url}/v1/memory/bench.read`, { method: 'PUT', headers, body: JSON.stringify({ value: { a: 1 } }) });
-let i = 0;
 const r = which === 'get'
   ? await drive('GET', { url: `${svc.url}/v1/memory/bench.read`, headers, duration: 6 })
-  : await drive('PUT', { url: svc.url, method: 'PUT', headers, duration: 6, requests: [{ setupRequest: (req: any) => ({ ...req, path: `/v1/memory/k${i++ % 2000}`, body: JSON.stringify({ value: { n: i } }) }) }] });
+  : await drive('PUT', { url: svc.url, method: 'PUT', headers, duration: 6, requests: putRequests('k', 2000, (n) => ({ n })) });
 console.log(r);
 await svc.close();

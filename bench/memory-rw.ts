@@ -1,4 +1,4 @@
-import { drive, registerAgent, report, startBaseline, startSvc } from './harness';
+import { drive, putRequests, registerAgent, report, startBaseline, startSvc } from './harness';
 
 /**
  * GET /v1/memory/{key} and PUT /v1/memory/{key} (durable: SQLite WAL, synchronous=FULL, one
@@ -35,11 +35,7 @@ try {
   const value = { note: 'The staging database moved to db-2.internal; backups run nightly at 02:00 UTC.', tags: ['infra', 'db'], n: 42 };
   await fetch(`${svc.url}/v1/memory/bench.read`, { method: 'PUT', headers, body: JSON.stringify({ value, importance: 'high' }) });
 
-  let i = 0;
-  const putOpts = {
-    url: svc.url, method: 'PUT' as const, headers,
-    requests: [{ setupRequest: (req: any) => ({ ...req, path: `/v1/memory/bench.w.${i++ % 2000}`, body: JSON.stringify({ value: { ...value, n: i } }) }) }],
-  };
+  const putOpts = { url: svc.url, method: 'PUT' as const, headers, requests: putRequests('bench.w.', 2000, (n) => ({ ...value, n })) };
   await drive('warmup', { url: `${baseline.url}/bare`, duration: 2 });
   await drive('warmup', { url: `${svc.url}/v1/memory/bench.read`, headers, duration: 2 });
   await drive('warmup', { ...putOpts, duration: 2 });
