@@ -115,3 +115,52 @@ describe(`charges inside a memory write batch (${testEngine()})`, () => {
     }
   });
 });
+
+/**
+ * Billing's own group commit (metering.charge from many requests at once) runs its batch as the same
+ * kind of scope: one lot update and one day-counter update per agent and batch. The same guarantees.
+ */
+describe(`charges group-committed by billing's own batcher (${testEngine()})`, () => {
+  test('a monthly quota counts the calls of the same batch that are not written yet: 2 left, 6 asked at once, 2 through', async () => {
+    const r = await startRig();
+    try {
+      const a = agent();
+      // starter: 200 browses per UTC month.
+      for (let i = 0; i < 198; i++) await r.metering.charge(a, 'browse_static', { tier: 'starter' });
+      const results = await Promise.allSettled(Array.from({ length: 6 }, () => r.metering.charge(a, 'browse_static', { tier: 'starter' })));
+      expect(results.filter((x) => x.status === 'fulfilled')).toHaveLength(2);
+      const refused = results.filter((x) => x.status === 'rejected').map((x) => (x as PromiseRejectedResult).reason as { code?: string });
+      expect(refused.map((e) => e.code)).toEqual(Array(4).fill('BROWSE_LIMIT'));
+      expect(await counted(r, a, 'browse')).toBe(200);
+    } finally {
+      await r.close();
+    }
+  });
+
+  test('two agents in the same batches, each across its floor and credit boundary: each draws only its own lots, exactly', async () => {
+    const r = await startRig();
+    try {
+      const [a, b] = [agent(), agent()];
+      for (let i = 0; i < 48; i++) await r.metering.charge(a, 'search');
+      for (let i = 0; i < 45; i++) await r.metering.charge(b, 'search');
+      await r.credits.add(a, { kind: 'purchase', units: cr(6), ref: `c:${a}` }); // 3 paid searches
+      await r.credits.add(b, { kind: 'grant', units: cr(4), ref: `g:${b}`, expiresAt: Date.now() + 86_400_000 }); // 2 paid
+      await r.credits.add(b, { kind: 'purchase', units: cr(4), ref: `c:${b}` }); // 2 more
+      const calls = Array.from({ length: 40 }, (_, i) => r.metering.charge(i % 2 ? b : a, 'search'));
+      const results = await Promise.allSettled(calls);
+      const of = (who: number) => results.filter((_, i) => i % 2 === who);
+      const paid = (xs: typeof results) => xs.filter((x) => x.status === 'fulfilled' && !(x.value as { free: boolean }).free).length;
+      const free = (xs: typeof results) => xs.filter((x) => x.status === 'fulfilled' && (x.value as { free: boolean }).free).length;
+      expect([free(of(0)), paid(of(0))]).toEqual([2, 3]);
+      expect([free(of(1)), paid(of(1))]).toEqual([5, 4]);
+      for (const who of [a, b]) {
+        expect((await r.credits.balance(who)).units).toBe(0);
+        expect(await r.credits.ledgerBalance(who)).toBe(0);
+      }
+      expect(await counted(r, a, 'search')).toBe(53);
+      expect(await counted(r, b, 'search')).toBe(54);
+    } finally {
+      await r.close();
+    }
+  });
+});

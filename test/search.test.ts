@@ -35,6 +35,7 @@ describe('GET /v1/search', () => {
     const a = await w.agent();
     const res = await get('solar eclipse', a.token, 8);
     expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     const b = res.body;
     expect(Object.keys(b)).toEqual(['status', 'query', 'provider_used', 'results', 'usage', 'cached', 'response_time_ms', '_svc']);
     expect(b).toMatchObject({ status: 'success', query: 'solar eclipse', provider_used: 'brave', cached: false });
@@ -70,6 +71,19 @@ describe('GET /v1/search', () => {
     // A different num_results is another cache entry.
     expect((await get('cache me', a.token, 6)).body.cached).toBe(false);
     expect(brave.requests).toBe(2);
+  });
+
+  test('the answer is valid JSON whatever the query holds (quotes, backslashes, control characters, non-ASCII), fresh or cached', async () => {
+    const a = await w.agent();
+    const q = 'say "hi" \\ back\\slash \u0001 tab\t ünïcödé 🔭 </script>';
+    for (const cached of [false, true]) {
+      const res = await get(q, a.token, 3);
+      expect(res.status).toBe(200);
+      // The helper parses the body as JSON and keeps the raw text when that fails.
+      expect(typeof res.body).toBe('object');
+      expect(res.body).toMatchObject({ query: q, cached });
+      expect(res.body.results).toHaveLength(3);
+    }
   });
 
   test('primary failure: the fallback answers once, and its answer is never cached', async () => {

@@ -32,13 +32,19 @@ export class CachedSearch implements WebSearch {
     private readonly ttlSeconds: number,
   ) {}
 
-  async search(q: string, numResults: number, signal?: AbortSignal): Promise<CachedOutcome> {
+  /**
+   * `signal` may be given lazily, as a function called only when a provider is asked: a caller that
+   * cancels on hang-up then sets nothing up for a cache hit (an AbortController per request measured
+   * ~9 µs of a ~300 µs cached search).
+   */
+  async search(q: string, numResults: number, signal?: AbortSignal | (() => AbortSignal)): Promise<CachedOutcome> {
     const primary = this.inner.primary?.name;
-    if (!primary || !this.cache) return { ...(await this.inner.search(q, numResults, signal)), cached: false };
+    const ask = () => this.inner.search(q, numResults, typeof signal === 'function' ? signal() : signal);
+    if (!primary || !this.cache) return { ...(await ask()), cached: false };
     const key = searchCacheKey(primary, q, clampNumResults(numResults));
     const hit = await this.cache.get(key);
     if (hit && isCachedAnswer(hit)) return { provider_used: hit.provider_used, results: hit.results, from: 'primary', cached: true };
-    const out = await this.inner.search(q, numResults, signal);
+    const out = await ask();
     if (out.from === 'primary') await this.cache.set(key, { provider_used: out.provider_used, results: out.results }, this.ttlSeconds);
     return { ...out, cached: false };
   }

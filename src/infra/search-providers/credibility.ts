@@ -78,18 +78,30 @@ export function credibilityScore(host: string, newsDomains: readonly string[]): 
 }
 
 // A cached answer is the same results array on every hit (in-process cache): its scores are computed
-// once. The scored hits are frozen, since every caller of that answer shares them.
-const scored = new WeakMap<readonly RawSearchResult[], { news: readonly string[]; hits: readonly ScoredSearchResult[] }>();
+// once, and its JSON too. The scored hits are frozen, since every caller of that answer shares them.
+interface Scored { news: readonly string[]; hits: readonly ScoredSearchResult[]; json?: string }
+const scored = new WeakMap<readonly RawSearchResult[], Scored>();
 
-/** Adds `source` and `credibility_score` (the spec's Search result shape). */
-export function scoreResults(results: readonly RawSearchResult[], newsDomains: readonly string[]): ScoredSearchResult[] {
+function scoredOf(results: readonly RawSearchResult[], newsDomains: readonly string[]): Scored {
   const memo = scored.get(results);
-  if (memo && memo.news === newsDomains) return [...memo.hits];
+  if (memo && memo.news === newsDomains) return memo;
   const hits = results.map((r) => {
     const source = sourceOf(r.url);
     // Field order of the spec's Search result table (JSON keeps insertion order).
     return Object.freeze({ title: r.title, url: r.url, snippet: r.snippet, source, credibility_score: credibilityScore(source, newsDomains), published_date: r.published_date });
   });
-  scored.set(results, { news: newsDomains, hits });
-  return [...hits];
+  const entry: Scored = { news: newsDomains, hits };
+  scored.set(results, entry);
+  return entry;
+}
+
+/** Adds `source` and `credibility_score` (the spec's Search result shape). */
+export function scoreResults(results: readonly RawSearchResult[], newsDomains: readonly string[]): ScoredSearchResult[] {
+  return [...scoredOf(results, newsDomains).hits];
+}
+
+/** `JSON.stringify(scoreResults(results, newsDomains))`, serialised once per results array. */
+export function scoredResultsJson(results: readonly RawSearchResult[], newsDomains: readonly string[]): string {
+  const entry = scoredOf(results, newsDomains);
+  return (entry.json ??= JSON.stringify(entry.hits));
 }

@@ -19,7 +19,7 @@ import { formatUsd, parseUsd, type Units } from '../../lib/money';
 import { effectiveTier, type TierDefinition, type TierName } from '../../lib/tiers';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
-import { scopeOf, type ScopeSlot } from '../../infra/db/trx-scope';
+import { scopeOf, withScope, type ScopeSlot } from '../../infra/db/trx-scope';
 import { createBatcher, type Outcome } from './batcher';
 import { refundCharge } from './ledger-store';
 import { summarize } from './meter-sql';
@@ -326,12 +326,18 @@ export function createMetering(deps: MeteringDeps): Metering {
 
   const batcher = createBatcher<Job, Decided>(async (jobs) => {
     const low: LowBalance[] = [];
-    const out = await store.withLocks(jobs.map((j) => j.agentId), clock.now(), async (trx, accounts) => {
+    // The batch is a transaction scope like a memory write batch: each agent's charges share its
+    // locked account and state, and their lot draws and day counts are written once, at the end.
+    const out = await store.withLocks(jobs.map((j) => j.agentId), clock.now(), (trx, accounts) => withScope(trx, async () => {
       const results: Outcome<Decided>[] = [];
+      const held = new Map<string, Held>();
+      scopeOf(trx)!.set(heldSlot, held);
       for (const job of jobs) {
         const account = accounts.get(job.agentId)!;
+        let h = held.get(job.agentId);
+        if (!h) held.set(job.agentId, (h = { account, takes: new Map(), bumps: new Map() }));
         try {
-          const d = (await decide(trx, job, account))!;
+          const d = (await decide(trx, job, account, false, h))!;
           results.push({ ok: true, value: d });
           const dip = await markDip(trx, job, account, d);
           if (dip) low.push(dip);
@@ -341,7 +347,7 @@ export function createMetering(deps: MeteringDeps): Metering {
         }
       }
       return results;
-    }, { deferFlush: true });
+    }), { deferFlush: true });
     // The refill is asked for only once the dip it answers is on disk.
     if (low.length > 0) store.durable().then(() => { for (const l of low) deps.onLowBalance?.(l); }, () => {});
     return out;

@@ -9,13 +9,14 @@
 import { ApiError } from '../../http/errors';
 import { newId } from '../../lib/ids';
 import {
-  scoreResults, SearchProviderError, type CachedOutcome, type FallbackSearch, type ScoredSearchResult,
+  scoredResultsJson, SearchProviderError, type CachedOutcome, type FallbackSearch,
 } from '../../infra/search-providers';
 import type { SearchUsage } from '../usage/search-usage';
 import type { SearchMeter, SearchUsageReader } from './ports';
 
 export interface SearchServiceDeps {
-  web: { search(q: string, n: number, signal?: AbortSignal): Promise<CachedOutcome> };
+  /** `signal`: made only if a provider is asked (not for a cache hit); see CachedSearch. */
+  web: { search(q: string, n: number, signal?: () => AbortSignal): Promise<CachedOutcome> };
   fallback: Pick<FallbackSearch, 'primary'>;
   newsDomains: readonly string[];
   meter: SearchMeter;
@@ -27,7 +28,8 @@ export interface SearchAnswer {
   search_id: string;
   query: string;
   provider_used: string;
-  results: ScoredSearchResult[];
+  /** The scored results (ScoredSearchResult[]) as JSON, serialised once per cached answer; the route splices it into its answer. */
+  resultsJson: string;
   usage: SearchUsage;
   cached: boolean;
   svcUsage: object;
@@ -54,7 +56,7 @@ const balanceUnitsOf = (usd: string): number | undefined => {
 
 export function createSearchService(deps: SearchServiceDeps) {
   return {
-    async search(caller: { agentId: string; tier: string }, q: string, numResults: number, signal?: AbortSignal): Promise<SearchAnswer> {
+    async search(caller: { agentId: string; tier: string }, q: string, numResults: number, signal?: () => AbortSignal): Promise<SearchAnswer> {
       if (q.trim() === '') throw new ApiError(422, 'VALIDATION_FAILED', 'q must contain a non-space character', { field: 'querystring.q' });
       if (!deps.fallback.primary) {
         throw toApiError(new SearchProviderError('SEARCH_PROVIDER_UNCONFIGURED', 'none', 'unconfigured', 'no provider'));
@@ -78,7 +80,7 @@ export function createSearchService(deps: SearchServiceDeps) {
         search_id: newId(),
         query: q,
         provider_used: out.provider_used,
-        results: scoreResults(out.results, deps.newsDomains),
+        resultsJson: scoredResultsJson(out.results, deps.newsDomains),
         usage,
         cached: out.cached,
         svcUsage: charge.usage,
