@@ -8,7 +8,7 @@
  */
 import type SQLite from 'better-sqlite3';
 import { sql, type Compilable, type Kysely, type Transaction } from 'kysely';
-import { prepared } from '../../infra/db/prepared';
+import { prepared, preparedWrite } from '../../infra/db/prepared';
 import type { Database } from '../../infra/db/schema';
 import { newOrderedId } from '../../lib/ids';
 import type { Units } from '../../lib/money';
@@ -46,10 +46,20 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
 
   const peekQ = q<Account>((s) => db.selectFrom('billing_accounts').selectAll().where('agent_id', '=', s.agent));
   // Locks the row (an UPDATE holds its row lock to the end of the transaction on both engines) and
-  // rotates the stamp, returning the row with the stamp it replaced: one statement.
-  const lockQ = q<Account>((s) => db.updateTable('billing_accounts')
+  // rotates the stamp. PostgreSQL: returning the row with the stamp it replaced, one round trip.
+  // SQLite: the UPDATE, then the row read in the same transaction. There RETURNING is the dearer
+  // way (measured: an 11-column UPDATE … RETURNING * ~12 µs against ~3 µs for the UPDATE and ~3 µs
+  // for the read; in the service it was ~50 µs, the first write of every billing batch).
+  const rotate = (s: typeof S) => db.updateTable('billing_accounts')
     .set((eb) => ({ meter_prev_stamp: eb.ref('meter_stamp'), meter_stamp: s.charge }))
-    .where('agent_id', '=', s.agent).returningAll());
+    .where('agent_id', '=', s.agent);
+  const lockRow = sqlite
+    ? (() => {
+      const rotateW = preparedWrite(db, S, rotate, sqlite);
+      return async (values: { agent: string; charge: string }, trx: Transaction<Database>): Promise<Account[]> =>
+        (await rotateW(values, trx)) === 0 ? [] : peekQ(values, trx);
+    })()
+    : q<Account>((s) => rotate(s).returningAll());
   const ensureQ = q((s) => db.insertInto('billing_accounts').values({ ...emptyAccount(s.agent), created_at: s.now, updated_at: s.now })
     .onConflict((oc) => oc.column('agent_id').doNothing()));
   const restampQ = q((s) => db.updateTable('billing_accounts').set({ meter_stamp: s.charge }).where('agent_id', '=', s.agent));
@@ -83,10 +93,10 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
      */
     async lock(trx: Trx, agentId: string, now: number): Promise<LockedAccount> {
       const stamp = newOrderedId();
-      let [row] = await lockQ({ agent: agentId, charge: stamp }, trx);
+      let [row] = await lockRow({ agent: agentId, charge: stamp }, trx);
       if (!row) {
         await ensureQ({ agent: agentId, now }, trx);
-        [row] = await lockQ({ agent: agentId, charge: stamp }, trx);
+        [row] = await lockRow({ agent: agentId, charge: stamp }, trx);
       }
       return { ...normalizeAccount(row), prev_stamp: row.meter_prev_stamp };
     },
