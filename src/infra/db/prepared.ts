@@ -9,7 +9,7 @@ import { CompiledQuery, type Compilable, type Kysely, type Transaction } from 'k
 import type { Database } from './schema';
 
 type Values<S> = { [K in keyof S]?: S[K] extends number ? number | null : string | null };
-type Runner<S> = Kysely<Database> | Transaction<Database>;
+type Runner = Kysely<Database> | Transaction<Database>;
 
 /**
  * The per-call parameter list, as one function compiled for this statement: an array literal of
@@ -40,8 +40,8 @@ function compile<S extends Record<string, string | number>>(
     reader: stmt?.reader ?? false,
     params: paramsOf<S>(slots),
     /** The statement may run straight on the connection for this call (see `prepared`). */
-    isDirect: (q?: Runner<S>) => stmt !== undefined && (q === undefined ? !direct!.inTransaction : q.isTransaction),
-    viaKysely: <R>(q: Runner<S> | undefined, params: unknown[]) => (q ?? db).executeQuery<R>(CompiledQuery.raw(compiled.sql, params)),
+    isDirect: (q?: Runner) => stmt !== undefined && (q === undefined ? !direct!.inTransaction : q.isTransaction),
+    viaKysely: <R>(q: Runner | undefined, params: unknown[]) => (q ?? db).executeQuery<R>(CompiledQuery.raw(compiled.sql, params)),
   };
 }
 
@@ -61,7 +61,7 @@ export function prepared<S extends Record<string, string | number>, R>(
    */
   direct?: SQLite.Database,
   // Values left out bind as null.
-): (values: Values<S>, q?: Runner<S>) => Promise<R[]> {
+): (values: Values<S>, q?: Runner) => Promise<R[]> {
   const c = compile(db, sentinels, build, direct);
   return async (values, q) => {
     const params = c.params(values);
@@ -84,7 +84,7 @@ export function preparedWrite<S extends Record<string, string | number>>(
   sentinels: S,
   build: (s: S) => Compilable<unknown>,
   direct?: SQLite.Database,
-): (values: Values<S>, q?: Runner<S>) => Promise<number> {
+): (values: Values<S>, q?: Runner) => Promise<number> {
   const c = compile(db, sentinels, build, direct);
   if (c.reader) throw new Error(`preparedWrite: the statement returns rows: ${c.sql}`);
   return async (values, q) => {
