@@ -121,10 +121,11 @@ export interface MeteringDeps {
 interface Job { agentId: string; action: MeteredAction; tier: string; chargeId: string; now: number }
 
 /**
- * An agent's account as held by one caller's transaction that charges it several times (a memory
- * write batch, through its trx-scope): the lock taken by the first charge, the metering state it
- * decided on, and the lot draws and day counts that are written once, when the scope ends, instead
- * of once per charge. The ledger rows and free-slot writes of each charge are still written at once.
+ * An agent's account as held by one transaction that charges it several times through a trx-scope
+ * (a memory write batch, or billing's own batch): the lock (taken by the first charge, or by the
+ * batch's `withLocks`), the metering state decided on, and the lot draws and day counts that are
+ * written once, when the scope ends, instead of once per charge. The ledger rows and free-slot
+ * writes of each charge are still written at once.
  */
 interface Held {
   account: LockedAccount;
