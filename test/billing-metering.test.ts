@@ -149,6 +149,33 @@ describe('legacy monthly tiers', () => {
   });
 });
 
+describe('this month\'s call count', () => {
+  /** The search pool's calls this UTC month as the daily counters have them. */
+  const counted = async (a: string, month: string) => Number((await r.handle.db.selectFrom('metering_daily')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('count'), eb.val(0)).as('n'))
+    .where('agent_id', '=', a).where('pool', '=', 'search').where('day', '>=', `${month}-01`).where('day', '<=', `${month}-31`)
+    .executeTakeFirstOrThrow()).n);
+
+  test('kept in memory between charges, it always equals the daily counters: refunds, grants, a new day, a new month', async () => {
+    const a = agent();
+    r.clock.set(Date.UTC(2027, 5, 29, 23, 0));
+    const calls = async () => (await r.metering.charge(a, 'search', { tier: 'pro' })).poolCounts!.callsThisMonth;
+    expect(await calls()).toBe(1);
+    expect(await many(5, () => calls())).toEqual(expect.arrayContaining([2, 3, 4, 5, 6]));
+    expect(await counted(a, '2027-06')).toBe(6);
+    await (await r.metering.charge(a, 'search', { tier: 'pro' })).refund(); // counted, then given back
+    expect(await calls()).toBe(7);
+    await r.credits.add(a, { kind: 'grant', units: cr(1), ref: `t:${a}:month` }); // another writer of the account
+    expect(await calls()).toBe(8);
+    r.clock.advance(3_600_000); // 30 June, midnight UTC: the same month, another day
+    expect(await calls()).toBe(9);
+    expect(await counted(a, '2027-06')).toBe(9);
+    r.clock.set(Date.UTC(2027, 6, 1, 0, 0)); // July
+    expect(await calls()).toBe(1);
+    expect(await counted(a, '2027-07')).toBe(1);
+  });
+});
+
 describe('tiers from purchases', () => {
   test('a purchase moves a free agent to spark; 25 USD lifetime to sprint', async () => {
     const a = agent();

@@ -44,11 +44,11 @@ describe('state cache', () => {
 
   test('a state being changed (stamp null) is never kept; the least recently used agent is evicted', () => {
     const states = createMeterStates(2);
-    states.put('a', { stamp: null, pools: new Map() });
+    states.put('a', { stamp: null, pools: new Map(), months: new Map() });
     expect(states.size).toBe(0);
-    states.put('a', { stamp: '1', pools: new Map() });
-    states.put('b', { stamp: '2', pools: new Map() });
-    states.put('c', { stamp: '3', pools: new Map() });
+    states.put('a', { stamp: '1', pools: new Map(), months: new Map() });
+    states.put('b', { stamp: '2', pools: new Map(), months: new Map() });
+    states.put('c', { stamp: '3', pools: new Map(), months: new Map() });
     expect(states.size).toBe(2);
     expect(states.take('a', '1').stamp).toBeNull();
     expect(states.take('c', '3').stamp).toBe('3');

@@ -16,6 +16,11 @@ export interface MeterState {
   stamp: string | null;
   lots?: Lot[];
   pools: Map<string, SlotQueue>;
+  /**
+   * Calls of a pool this UTC month up to and including `day`, counted once from the daily counters
+   * (and the calls a transaction scope has not written yet), then kept up to date by each charge.
+   */
+  months: Map<string, { day: string; n: number }>;
 }
 
 export function slotQueue(rows: SlotRow[]): SlotQueue {
@@ -59,7 +64,7 @@ export function createMeterStates(max = 1000) {
     take(agentId: string, stamp: string | null): MeterState {
       const s = states.get(agentId);
       if (s) states.delete(agentId);
-      return s && stamp !== null && s.stamp === stamp ? s : { stamp: null, pools: new Map() };
+      return s && stamp !== null && s.stamp === stamp ? s : { stamp: null, pools: new Map(), months: new Map() };
     },
     drop(agentId: string): void {
       states.delete(agentId);

@@ -207,12 +207,18 @@ export function createMetering(deps: MeteringDeps): Metering {
       if (!q) state.pools.set(p, (q = slotQueue(await m.slots(trx, agentId, p))));
       return q;
     };
+    // This month's calls of a pool: counted once per state and day, then kept by the charges (below).
+    const monthCalls = async (p: Pool) => {
+      let c = state.months.get(p);
+      if (!c || c.day !== day) state.months.set(p, (c = { day, n: await countCalls(trx, agentId, p, utcMonthStartDay(now), day, held) }));
+      return c.n;
+    };
     let cost: Units = 0;
     let free = true;
 
     if (tier.metering === 'monthly' || pool === 'parse') {
       const quota = monthlyQuota(tier, pool);
-      const used = quota === null ? 0 : await countCalls(trx, agentId, pool, utcMonthStartDay(now), day, held);
+      const used = quota === null ? 0 : await monthCalls(pool);
       if (quota !== null && used >= quota) {
         const overage = pool === 'search' && tier.searchOverageUsdPerCall ? parseUsd(tier.searchOverageUsdPerCall) : 0;
         const l = limitCode[pool];
@@ -264,13 +270,16 @@ export function createMetering(deps: MeteringDeps): Metering {
     } else {
       await m.bumpDaily(trx, agentId, pool, day, 1);
     }
+    const counted = state.months.get(pool);
+    if (counted?.day === day) counted.n++;
+    else if (counted) state.months.delete(pool);
     const after = summarize(lots, now);
     const poolCounts = pool === 'search' ? {
-      callsThisMonth: await countCalls(trx, agentId, pool, utcMonthStartDay(now), day, held),
+      callsThisMonth: await monthCalls(pool),
       freeUsedInWindow: usedInWindow(await queue(pool), now, FLOOR_WINDOW_MS),
     } : undefined;
     const browse = tier.metering === 'monthly'
-      ? await browseRemaining(trx, agentId, tier, now, held)
+      ? (tier.browsePerMonth === null ? null : Math.max(0, tier.browsePerMonth - (await monthCalls('browse'))))
       : FREE_FLOORS.browse! - usedInWindow(await queue('browse'), now, FLOOR_WINDOW_MS);
     keep(agentId, state, account);
     return {
