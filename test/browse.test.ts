@@ -165,6 +165,11 @@ describe('browse quota', () => {
     expect(refused.body.error_code).toBe('INSUFFICIENT_CREDITS');
     // Refused before fetching: the page was fetched 20 times, not 21.
     expect(site.hits.filter((h) => h === '/tides')).toHaveLength(20);
+    // The credit check runs while robots.txt is read, but a robots refusal is still the answer.
+    site.route('/robots.txt', text('User-agent: *\nDisallow: /private\n'));
+    const both = await browse(a.token, { url: `${site.url}/private/page` });
+    expect([both.status, both.body.error_code]).toEqual([422, 'BROWSE_ROBOTS_DISALLOW']);
+    expect(site.hits).not.toContain('/private/page');
   });
 
   test('parallel browses at the boundary: the charge commits with the log row, so exactly the affordable ones are answered and logged', async () => {

@@ -5,7 +5,7 @@
  *   mode (422 BROWSE_MODE_UNSUPPORTED) → URL syntax/policy (422 INVALID_URL / BROWSE_URL_BLOCKED)
  *   → dynamic only: trust (403 BROWSE_DYNAMIC_TRUST_TIER), renderer (503 BROWSE_PROVIDER_UNCONFIGURED)
  *   → name resolution with every address checked (422 BROWSE_URL_BLOCKED) → robots.txt
- *   (422 BROWSE_ROBOTS_DISALLOW; BROWSE_URL_BLOCKED when its connection finds the host rebound) → charge (429 BROWSE_LIMIT / 402 INSUFFICIENT_CREDITS) → fetch or
+ *   (422 BROWSE_ROBOTS_DISALLOW; BROWSE_URL_BLOCKED when its connection finds the host rebound) → credit check (429 BROWSE_LIMIT / 402 INSUFFICIENT_CREDITS; made while robots.txt is read, reported after it) → fetch or
  *   render → extract → log. A failure after the charge gives the call back.
  * Any HTTP status the site answers (404, 500 ...) is a completed browse: the record carries it in
  * http_status with the extracted text of that page. Failures to get an answer at all are errors:
@@ -90,12 +90,15 @@ export function createBrowseService(deps: BrowseServiceDeps) {
         }
       }
       const url = (await web(() => deps.fetcher.validatePublicUrl(checked.href))).href;
+      // Refuse before fetching when the agent could not pay; the charge itself commits with the log row
+      // (one transaction), so a failed fetch is never charged and a charged browse is always logged.
+      // The credit check runs while robots.txt is read; a robots refusal still comes first.
+      const canPay = deps.meter.check(caller.agentId, caller.tier, mode);
+      canPay.catch(() => {});
       if (!(await web(() => deps.robots.isAllowed(url)))) {
         throw new ApiError(422, 'BROWSE_ROBOTS_DISALLOW', 'robots.txt of this site does not allow svc-browse to fetch this URL');
       }
-      // Refuse before fetching when the agent could not pay; the charge itself commits with the log row
-      // (one transaction), so a failed fetch is never charged and a charged browse is always logged.
-      await deps.meter.check(caller.agentId, caller.tier, mode);
+      await canPay;
       const page = await web(() => fetchPage(mode, url));
       const row: BrowseRow = {
         browse_id: newId(), agent_id: caller.agentId, url, final_url: page.finalUrl, mode, http_status: page.status,

@@ -1,5 +1,7 @@
 /** SQL of the browse log; every query is scoped by agent_id (a foreign id reads as missing). */
 import type { Kysely, Transaction } from 'kysely';
+import type SQLite from 'better-sqlite3';
+import { preparedWrite } from '../../infra/db/prepared';
 import type { Database } from '../../infra/db/schema';
 import type { BrowseLogTable } from '../../infra/db/tables/web';
 import type { ActivityBound } from '../usage/activity-types';
@@ -10,13 +12,20 @@ const normalize = (r: BrowseRow): BrowseRow => ({
   ...r, http_status: Number(r.http_status), response_time_ms: Number(r.response_time_ms), created_at: Number(r.created_at),
 });
 
-export function createBrowseStore(db: Kysely<Database>) {
+export function createBrowseStore(db: Kysely<Database>, sqlite?: SQLite.Database) {
+  // Compiled once (infra/db/prepared.ts); on SQLite it runs straight on the connection in the transaction.
+  const S = {
+    browse_id: '\u0000id', agent_id: '\u0000agent', url: '\u0000url', final_url: '\u0000final', mode: '\u0000mode',
+    content_type: '\u0000type', title: '\u0000title', text: '\u0000text',
+    http_status: -987_654_321_000_011, response_time_ms: -987_654_321_000_012, created_at: -987_654_321_000_013,
+  };
+  const insertRow = preparedWrite(db, S, (s) => db.insertInto('browse_log').values(s), sqlite);
   return {
     /** Logs a browse in one transaction with `charge` (billing's), which runs first and may refuse. */
     async insertCharged<C>(row: BrowseRow, charge: (trx: Transaction<Database>) => Promise<C>): Promise<C> {
       return db.transaction().execute(async (trx) => {
         const c = await charge(trx);
-        await trx.insertInto('browse_log').values(row).execute();
+        await insertRow(row, trx);
         return c;
       });
     },
