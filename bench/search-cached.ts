@@ -6,7 +6,11 @@
  * hit, credibility scoring, usage object, `_svc` envelope.
  * It also measures billing's charge alone at the same concurrency: every search is charged, so that
  * is the route's ceiling.
+ * Two baselines: the harness's bare route (a ~90-byte JSON object, the baseline every figure of this
+ * bench in bench/README.md is measured against) and, for context, a bare route answering the very
+ * search answer svc gives (~3.4 KB): what Fastify alone pays to serialise and send that much JSON.
  */
+import Fastify from 'fastify';
 import { systemClock } from '../src/lib/clock';
 import { createCredits } from '../src/modules/billing/credits';
 import { createMetering } from '../src/modules/billing/metering';
@@ -27,13 +31,22 @@ try {
   const headers = { authorization: `Bearer ${apiKey}` };
   const first = await (await fetch(url, { headers })).json() as { cached: boolean };
   if (first.cached) throw new Error('first call should miss the cache');
+  const answer = await (await fetch(url, { headers })).json();
+  const same = Fastify({ logger: false });
+  same.get('/bare', async () => answer);
+  const sameUrl = `${await same.listen({ host: '127.0.0.1', port: 0 })}/bare`;
   await drive('warmup', { url: `${baseline.url}/bare`, duration: 2 });
+  await drive('warmup', { url: sameUrl, duration: 2 });
   await drive('warmup', { url, duration: 2, headers });
   const b1 = await drive('bare Fastify route', { url: `${baseline.url}/bare` });
+  const a1 = await drive('bare Fastify route answering the same 3.4 KB JSON', { url: sameUrl });
   const s = await drive('GET /v1/search (cache hit, charged)', { url, headers });
   const b2 = await drive('bare Fastify route', { url: `${baseline.url}/bare` });
-  const base = { ...b1, requestsPerSecond: Math.round((b1.requestsPerSecond + b2.requestsPerSecond) / 2) };
-  console.log(report(base, s));
+  const a2 = await drive('bare Fastify route answering the same 3.4 KB JSON', { url: sameUrl });
+  await same.close();
+  const avg = (x: typeof b1, y: typeof b1) => ({ ...x, requestsPerSecond: Math.round((x.requestsPerSecond + y.requestsPerSecond) / 2) });
+  console.log(report(avg(b1, b2), s));
+  console.log(`  for context: ${report(avg(a1, a2), s)}`);
   console.log(`provider requests during the run: ${brave.requests} (1 = every measured call was a cache hit)`);
   // Context: the ceiling billing's charge alone reaches with 10 concurrent callers (same agent, same database).
   const metering = createMetering({ store: createBillingStore(svc.svc.database), clock: systemClock, agents: { tierOf: async () => 'free' }, upgradeUrl: 'u' });
