@@ -9,10 +9,8 @@ export interface MemoryMeterPort {
 
 export function memoryMeterFrom(metering: Metering): MemoryMeterPort {
   return {
-    async chargeWrite(trx, agentId, tier) {
-      const charge = await metering.chargeWithin(trx, agentId, 'memory_write', { tier });
-      return { committed: () => charge.committed() };
-    },
+    // The charge itself: its committed() is what the port asks for.
+    chargeWrite: (trx, agentId, tier) => metering.chargeWithin(trx, agentId, 'memory_write', { tier }),
   };
 }
 

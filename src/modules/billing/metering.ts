@@ -175,6 +175,21 @@ export function createMetering(deps: MeteringDeps): Metering {
     return (await m.countDays(trx, agentId, pool, from, to)) + pendingCalls(held, pool, from, to);
   }
 
+  /** A pool's free-slot queue, read once per state (decide keeps it up to date afterwards). */
+  async function loadQueue(trx: Transaction<Database>, agentId: string, state: MeterState, p: Pool) {
+    const q = slotQueue(await m.slots(trx, agentId, p));
+    state.pools.set(p, q);
+    return q;
+  }
+
+  /** This month's calls of a pool up to `day`: counted once per state and day, then kept by each charge (decide). */
+  async function countMonth(trx: Transaction<Database>, agentId: string, state: MeterState, p: Pool, now: number, held?: Held) {
+    const day = utcDay(now);
+    const n = await countCalls(trx, agentId, p, utcMonthStartDay(now), day, held);
+    state.months.set(p, { day, n });
+    return n;
+  }
+
   /** Browse calls left, from the database (usage reads outside a charge). */
   async function browseRemaining(trx: Transaction<Database>, agentId: string, tier: TierDefinition, now: number, held?: Held): Promise<number | null> {
     if (tier.metering === 'monthly') {
@@ -202,16 +217,10 @@ export function createMetering(deps: MeteringDeps): Metering {
     const state = held?.state ?? states.take(agentId, account.prev_stamp);
     if (held) held.state = state;
     const lots = (state.lots ??= await m.lots(trx, agentId, now));
-    const queue = async (p: Pool) => {
-      let q = state.pools.get(p);
-      if (!q) state.pools.set(p, (q = slotQueue(await m.slots(trx, agentId, p))));
-      return q;
-    };
-    // This month's calls of a pool: counted once per state and day, then kept by the charges (below).
-    const monthCalls = async (p: Pool) => {
-      let c = state.months.get(p);
-      if (!c || c.day !== day) state.months.set(p, (c = { day, n: await countCalls(trx, agentId, p, utcMonthStartDay(now), day, held) }));
-      return c.n;
+    const queue = (p: Pool) => state.pools.get(p) ?? loadQueue(trx, agentId, state, p);
+    const monthCalls = (p: Pool) => {
+      const c = state.months.get(p);
+      return c?.day === day ? c.n : countMonth(trx, agentId, state, p, now, held);
     };
     let cost: Units = 0;
     let free = true;
@@ -376,13 +385,16 @@ export function createMetering(deps: MeteringDeps): Metering {
   const metering: Metering = {
     async charge(agentId, action, opts) {
       if (!(action in ACTION_POOL)) throw new Error(`unknown metered action ${action}`);
-      const tier = await tierFor(agentId, opts);
+      const tier = opts?.tier ?? (await tierFor(agentId));
       const job: Job = { agentId, action, tier, chargeId: newOrderedId(), now: clock.now() };
-      const [d, commons] = await Promise.all([batcher.submit(job), commonsPart(agentId)]);
+      // The commons figures are read while the charge waits for its batch.
+      const commonsRead = commonsPart(agentId);
+      const d = await batcher.submit(job);
+      const commons = await commonsRead;
       let refunded = false;
       const charge: Charge = {
         ...d.charge,
-        usage: { ...d.usage, ...commons },
+        usage: Object.assign(d.usage, commons),
         refund: async () => {
           if (refunded) return;
           refunded = true;
