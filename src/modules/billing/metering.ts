@@ -12,11 +12,10 @@
  * lock (see store.ts); charges are group-committed (batcher.ts) so the lock and commit are shared.
  */
 import { ApiError } from '../../http/errors';
-import type { Clock } from '../../lib/clock';
 import { iso } from '../../lib/clock';
 import { newOrderedId } from '../../lib/ids';
 import { formatUsd, parseUsd, type Units } from '../../lib/money';
-import { effectiveTier, type TierDefinition, type TierName } from '../../lib/tiers';
+import { effectiveTier, type TierDefinition } from '../../lib/tiers';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import { scopeOf, withScope, type ScopeSlot } from '../../infra/db/trx-scope';
@@ -26,97 +25,14 @@ import { summarize } from './meter-sql';
 import { createMeterStates, pickSlot, slotQueue, usedInWindow, useSlot, type MeterState } from './meter-state';
 import { bumpDaily, freeUsed, releaseFreeSlot } from './meter-store';
 import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, type MeteredAction, type Pool } from './pricing';
-import { emptyAccount, type Account, type BillingStore, type LockedAccount } from './store';
+import { emptyAccount, type LockedAccount } from './store';
 import { utcDay, utcMonthStartDay } from '../../lib/utc';
+import type { Charge, ChargeOptions, ChargeWithin, LowBalance, Metering, MeteringDeps, UsageSnapshot } from './metering-contract';
 
 export type { MeteredAction } from './pricing';
-
-/** `_svc.usage` of metered responses. */
-export interface UsageSnapshot {
-  credits_remaining_usd: string;
-  tier_label: string;
-  auto_topup: boolean;
-  credits_expire_at: string | null;
-  commons_url: string | null;
-  commons_size: number | null;
-  commons_contributions: number | null;
-  browse_calls_remaining: number | null;
-}
-
-export interface ChargeOptions {
-  /** The agent's stored tier when the caller has it (agentOf(request).tier); looked up otherwise. */
-  tier?: string;
-}
-
-export interface Charge {
-  chargeId: string;
-  agentId: string;
-  action: MeteredAction;
-  pool: Pool;
-  /** True when the call used the free floor or an included monthly quota. */
-  free: boolean;
-  costUnits: Units;
-  tier: TierName;
-  usage: UsageSnapshot;
-  /**
-   * Search-pool charges (search, blob_search): the pool's calls this UTC month (this one included)
-   * and free calls used in the rolling window, read in the charge's own transaction, so a search
-   * response's `usage` needs no further read.
-   */
-  poolCounts?: PoolCounts;
-  /** Gives the call back (free slot or credit, and the count). Idempotent. */
-  refund(): Promise<void>;
-}
-
-export interface PoolCounts { callsThisMonth: number; freeUsedInWindow: number }
-
-/** A charge made inside the caller's transaction: it commits or rolls back with the caller's write. */
-export interface ChargeWithin extends Omit<Charge, 'refund' | 'usage'> {
-  /** Call once the caller's transaction has committed: the full `_svc.usage`, and the auto-top-up hook fires. */
-  committed(): Promise<UsageSnapshot>;
-}
-
-/** What metered routes depend on. */
-export interface Metering {
-  charge(agentId: string, action: MeteredAction, opts?: ChargeOptions): Promise<Charge>;
-  /**
-   * Checks and charges inside `trx`, which the caller commits (one commit for its write and the
-   * charge; a rollback undoes both, so nothing needs refunding). Locks the agent's account for the
-   * rest of `trx`. Throws ApiError to refuse (402 INSUFFICIENT_CREDITS, a 429 quota code). The
-   * caller passes the agent's stored tier: looking it up here would need a second connection, which
-   * SQLite's single one, held by `trx`, cannot give.
-   */
-  chargeWithin(trx: Transaction<Database>, agentId: string, action: MeteredAction, opts: Required<ChargeOptions>): Promise<ChargeWithin>;
-  /**
-   * Would a charge pass now? The same decision as `charge`, made without writing or locking: throws
-   * the refusal it would give. Not a reservation: a route that checks first, does its work and then
-   * charges inside its own transaction (`chargeWithin`) may still be refused at that point.
-   */
-  check(agentId: string, action: MeteredAction, opts?: ChargeOptions): Promise<void>;
-  refund(charge: Charge): Promise<void>;
-  usage(agentId: string, opts?: ChargeOptions): Promise<UsageSnapshot>;
-}
-
-/** Narrow ports: the agent's stored tier (identity) and the commons statistics (commons module, optional). */
-export interface AgentTierPort {
-  tierOf(agentId: string): Promise<string | undefined>;
-  /** Records a new stored tier (identity owns the agent record). */
-  setTier?(agentId: string, tier: string): Promise<void>;
-}
-export interface CommonsStatsPort { stats(agentId: string): Promise<{ size: number; contributions: number }> }
-
-export interface LowBalance { agentId: string; account: Account; balanceUnits: Units; /** The charge that opened the dip. */ chargeId: string }
-
-export interface MeteringDeps {
-  store: BillingStore;
-  clock: Clock;
-  agents: AgentTierPort;
-  upgradeUrl: string;
-  commonsUrl?: string;
-  commons?: () => CommonsStatsPort | undefined;
-  /** Called after commit when a charge took the balance under the auto-top-up threshold (once per dip). */
-  onLowBalance?: (e: LowBalance) => void;
-}
+export type {
+  AgentTierPort, Charge, ChargeOptions, ChargeWithin, CommonsStatsPort, LowBalance, Metering, MeteringDeps, PoolCounts, UsageSnapshot,
+} from './metering-contract';
 
 interface Job { agentId: string; action: MeteredAction; tier: string; chargeId: string; now: number }
 
@@ -156,6 +72,11 @@ const limitCode: Record<Pool, { status: number; code: string; what: string }> = 
   parse: { status: 429, code: 'PARSE_QUOTA_EXCEEDED', what: 'parse' },
 };
 
+/** Browse calls left this UTC month on a legacy monthly tier, `used` already made (null: no quota). */
+function monthlyBrowseLeft(t: TierDefinition, used: number): number | null {
+  return t.browsePerMonth === null ? null : Math.max(0, t.browsePerMonth - used);
+}
+
 function monthlyQuota(t: TierDefinition, pool: Pool): number | null {
   switch (pool) {
     case 'search': return t.searchPerMonth;
@@ -191,10 +112,9 @@ export function createMetering(deps: MeteringDeps): Metering {
   }
 
   /** Browse calls left, from the database (usage reads outside a charge). */
-  async function browseRemaining(trx: Transaction<Database>, agentId: string, tier: TierDefinition, now: number, held?: Held): Promise<number | null> {
+  async function browseRemaining(trx: Transaction<Database>, agentId: string, tier: TierDefinition, now: number): Promise<number | null> {
     if (tier.metering === 'monthly') {
-      if (tier.browsePerMonth === null) return null;
-      return Math.max(0, tier.browsePerMonth - (await countCalls(trx, agentId, 'browse', utcMonthStartDay(now), utcDay(now), held)));
+      return monthlyBrowseLeft(tier, tier.browsePerMonth === null ? 0 : await countCalls(trx, agentId, 'browse', utcMonthStartDay(now), utcDay(now)));
     }
     const floor = FREE_FLOORS.browse!;
     return floor - (await freeUsed(trx, agentId, 'browse', floor, now, FLOOR_WINDOW_MS));
@@ -288,7 +208,7 @@ export function createMetering(deps: MeteringDeps): Metering {
       freeUsedInWindow: usedInWindow(await queue(pool), now, FLOOR_WINDOW_MS),
     } : undefined;
     const browse = tier.metering === 'monthly'
-      ? (tier.browsePerMonth === null ? null : Math.max(0, tier.browsePerMonth - (await monthCalls('browse'))))
+      ? monthlyBrowseLeft(tier, tier.browsePerMonth === null ? 0 : await monthCalls('browse'))
       : FREE_FLOORS.browse! - usedInWindow(await queue('browse'), now, FLOOR_WINDOW_MS);
     keep(agentId, state, account);
     return {

@@ -6,7 +6,7 @@
  *   → dynamic only: trust (403 BROWSE_DYNAMIC_TRUST_TIER), renderer (503 BROWSE_PROVIDER_UNCONFIGURED)
  *   → name resolution with every address checked (422 BROWSE_URL_BLOCKED) → robots.txt
  *   (422 BROWSE_ROBOTS_DISALLOW; BROWSE_URL_BLOCKED when its connection finds the host rebound) → credit check (429 BROWSE_LIMIT / 402 INSUFFICIENT_CREDITS; made while robots.txt is read, reported after it) → fetch or
- *   render → extract → log. A failure after the charge gives the call back.
+ *   render → extract → charge and log in one transaction. A failed fetch or extraction is never charged.
  * Any HTTP status the site answers (404, 500 ...) is a completed browse: the record carries it in
  * http_status with the extracted text of that page. Failures to get an answer at all are errors:
  * 413 BROWSE_RESPONSE_TOO_LARGE, 502 BROWSE_PROVIDER_ERROR, 504 BROWSE_PROVIDER_TIMEOUT.

@@ -1,0 +1,99 @@
+/**
+ * What metering offers its callers and needs from the rest of svc: the charge objects, the
+ * `Metering` port every metered route depends on, and the narrow ports and dependencies of the
+ * service. The service itself is metering.ts (which re-exports these).
+ */
+import type { Transaction } from 'kysely';
+import type { Clock } from '../../lib/clock';
+import type { Units } from '../../lib/money';
+import type { TierName } from '../../lib/tiers';
+import type { Database } from '../../infra/db/schema';
+import type { MeteredAction, Pool } from './pricing';
+import type { Account, BillingStore } from './store';
+
+/** `_svc.usage` of metered responses. */
+export interface UsageSnapshot {
+  credits_remaining_usd: string;
+  tier_label: string;
+  auto_topup: boolean;
+  credits_expire_at: string | null;
+  commons_url: string | null;
+  commons_size: number | null;
+  commons_contributions: number | null;
+  browse_calls_remaining: number | null;
+}
+
+export interface ChargeOptions {
+  /** The agent's stored tier when the caller has it (agentOf(request).tier); looked up otherwise. */
+  tier?: string;
+}
+
+export interface Charge {
+  chargeId: string;
+  agentId: string;
+  action: MeteredAction;
+  pool: Pool;
+  /** True when the call used the free floor or an included monthly quota. */
+  free: boolean;
+  costUnits: Units;
+  tier: TierName;
+  usage: UsageSnapshot;
+  /**
+   * Search-pool charges (search, blob_search): the pool's calls this UTC month (this one included)
+   * and free calls used in the rolling window, read in the charge's own transaction, so a search
+   * response's `usage` needs no further read.
+   */
+  poolCounts?: PoolCounts;
+  /** Gives the call back (free slot or credit, and the count). Idempotent. */
+  refund(): Promise<void>;
+}
+
+export interface PoolCounts { callsThisMonth: number; freeUsedInWindow: number }
+
+/** A charge made inside the caller's transaction: it commits or rolls back with the caller's write. */
+export interface ChargeWithin extends Omit<Charge, 'refund' | 'usage'> {
+  /** Call once the caller's transaction has committed: the full `_svc.usage`, and the auto-top-up hook fires. */
+  committed(): Promise<UsageSnapshot>;
+}
+
+/** What metered routes depend on. */
+export interface Metering {
+  charge(agentId: string, action: MeteredAction, opts?: ChargeOptions): Promise<Charge>;
+  /**
+   * Checks and charges inside `trx`, which the caller commits (one commit for its write and the
+   * charge; a rollback undoes both, so nothing needs refunding). Locks the agent's account for the
+   * rest of `trx`. Throws ApiError to refuse (402 INSUFFICIENT_CREDITS, a 429 quota code). The
+   * caller passes the agent's stored tier: looking it up here would need a second connection, which
+   * SQLite's single one, held by `trx`, cannot give.
+   */
+  chargeWithin(trx: Transaction<Database>, agentId: string, action: MeteredAction, opts: Required<ChargeOptions>): Promise<ChargeWithin>;
+  /**
+   * Would a charge pass now? The same decision as `charge`, made without writing or locking: throws
+   * the refusal it would give. Not a reservation: a route that checks first, does its work and then
+   * charges inside its own transaction (`chargeWithin`) may still be refused at that point.
+   */
+  check(agentId: string, action: MeteredAction, opts?: ChargeOptions): Promise<void>;
+  refund(charge: Charge): Promise<void>;
+  usage(agentId: string, opts?: ChargeOptions): Promise<UsageSnapshot>;
+}
+
+/** Narrow ports: the agent's stored tier (identity) and the commons statistics (commons module, optional). */
+export interface AgentTierPort {
+  tierOf(agentId: string): Promise<string | undefined>;
+  /** Records a new stored tier (identity owns the agent record). */
+  setTier?(agentId: string, tier: string): Promise<void>;
+}
+export interface CommonsStatsPort { stats(agentId: string): Promise<{ size: number; contributions: number }> }
+
+export interface LowBalance { agentId: string; account: Account; balanceUnits: Units; /** The charge that opened the dip. */ chargeId: string }
+
+export interface MeteringDeps {
+  store: BillingStore;
+  clock: Clock;
+  agents: AgentTierPort;
+  upgradeUrl: string;
+  commonsUrl?: string;
+  commons?: () => CommonsStatsPort | undefined;
+  /** Called after commit when a charge took the balance under the auto-top-up threshold (once per dip). */
+  onLowBalance?: (e: LowBalance) => void;
+}
