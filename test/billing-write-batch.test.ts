@@ -93,7 +93,7 @@ describe(`charges inside a memory write batch (${testEngine()})`, () => {
     }
   });
 
-  test('one batch of successful charges: one account lock for the agent, one lot update, one day-counter update', async () => {
+  test('one batch of successful charges: one account lock for the agent, one lot update, one day-counter update, one spend row', async () => {
     const r = await startRig();
     try {
       const a = agent();
@@ -107,9 +107,42 @@ describe(`charges inside a memory write batch (${testEngine()})`, () => {
       expect(after.meter_prev_stamp).toBe(before.meter_stamp);
       expect((await r.credits.balance(a)).units).toBe(cr(84));
       expect(await r.credits.ledgerBalance(a)).toBe(cr(84));
-      // One ledger row per charge all the same.
-      const spends = await r.handle.db.selectFrom('credit_ledger').select('charge_id').where('agent_id', '=', a).where('kind', '=', 'spend').execute();
-      expect(new Set(spends.map((s) => s.charge_id)).size).toBe(8);
+      // These charges are never refunded: the batch's spend is one ledger row for the lot and action
+      // (8 searches of 2 credits), with no single charge id.
+      const spends = await r.handle.db.selectFrom('credit_ledger').select(['charge_id', 'amount_units', 'action', 'lot_id'])
+        .where('agent_id', '=', a).where('kind', '=', 'spend').execute();
+      const [lot] = await r.handle.db.selectFrom('credit_lots').select('lot_id').where('agent_id', '=', a).execute();
+      expect(spends.map((s) => ({ ...s, amount_units: Number(s.amount_units) }))).toEqual([{ charge_id: null, amount_units: -cr(16), action: 'search', lot_id: lot.lot_id }]);
+    } finally {
+      await r.close();
+    }
+  });
+
+  test('a batch whose charges empty one lot and go on into the next: one spend row per lot and action, each the exact sum drawn', async () => {
+    const r = await startRig();
+    try {
+      const a = agent();
+      for (let i = 0; i < 50; i++) await r.metering.charge(a, 'search');
+      for (let i = 0; i < 20; i++) await r.metering.charge(a, 'browse_static');
+      // A grant that expires is spent first (5 credits), then the purchase (100 credits).
+      await r.credits.add(a, { kind: 'grant', units: cr(5), ref: `g:${a}`, expiresAt: r.clock.now() + 86_400_000 });
+      await r.credits.add(a, { kind: 'purchase', units: cr(100), ref: `c:${a}` });
+      const batcher = createWriteBatcher(r.handle.commits);
+      // Four searches (2 credits each) then two static browses (3 each), all in one transaction.
+      const actions: MeteredAction[] = ['search', 'search', 'search', 'search', 'browse_static', 'browse_static'];
+      const results = await Promise.allSettled(actions.map((action) => batcher.submit((trx) => r.metering.chargeWithin(trx, a, action, { tier: 'free' }), a)));
+      expect(results.every((x) => x.status === 'fulfilled')).toBe(true);
+      const lots = await r.handle.db.selectFrom('credit_lots').select(['lot_id', 'kind', 'remaining_units']).where('agent_id', '=', a).execute();
+      const grant = lots.find((l) => l.kind === 'grant')!;
+      const purchase = lots.find((l) => l.kind === 'purchase')!;
+      expect(Number(grant.remaining_units)).toBe(0);
+      expect(Number(purchase.remaining_units)).toBe(cr(91));
+      const spends = await r.handle.db.selectFrom('credit_ledger').select(['charge_id', 'amount_units', 'action', 'lot_id'])
+        .where('agent_id', '=', a).where('kind', '=', 'spend').execute();
+      const rows = spends.map((s) => `${s.lot_id === grant.lot_id ? 'grant' : 'purchase'} ${s.action} ${Number(s.amount_units)} ${s.charge_id}`).sort();
+      // Searches: 5 credits from the grant, 3 from the purchase; browses: 6 from the purchase.
+      expect(rows).toEqual([`grant search ${-cr(5)} null`, `purchase browse_static ${-cr(6)} null`, `purchase search ${-cr(3)} null`]);
+      expect(await r.credits.ledgerBalance(a)).toBe(cr(91));
     } finally {
       await r.close();
     }

@@ -2,7 +2,9 @@
  * The charge's statements, compiled once (src/infra/db/prepared.ts) and, on SQLite, run straight on
  * the connection inside the caller's transaction. With the agent's metering state in memory
  * (metering.ts) a charge is 4–5 indexed statements: the account lock and its new stamp, then one
- * slot write (free call) or one lot update and one ledger row (paid call), and the day counter. The
+ * slot write (free call) or one lot update and one ledger row (paid call), and the day counter; in a
+ * transaction scope the lot, day-counter and (for charges never refunded) ledger writes are made once
+ * per scope (metering.ts). The
  * state itself (live lots, free slots) is read only when the stamp says the copy is stale. The cold
  * paths (refund, snapshot, grants) stay in meter-store.ts and ledger-store.ts; both write the same tables.
  */
@@ -15,6 +17,11 @@ import type { Units } from '../../lib/money';
 import { emptyAccount, normalizeAccount, type Account, type LockedAccount } from './store';
 
 export interface Lot { lot_id: string; remaining_units: number; expires_at: number | null }
+/** What `spend` leaves to its caller: the lot updates (`take`) and, with `row`, the ledger rows too. */
+export interface SpendDeferral {
+  take(lotId: string, units: Units): void;
+  row?(lotId: string, units: Units, action: string, now: number): void;
+}
 export interface SlotRow { slot: number; used_at: number }
 
 const isLive = (l: Lot, now: number) => l.remaining_units > 0 && (l.expires_at === null || l.expires_at > now);
@@ -125,23 +132,30 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
 
     /**
      * Draws `units` from the live `lots` in order (the caller checked the balance under the lock); updates `lots` in place.
-     * Each draw's ledger row is written at once; the lot's own update too, unless `deferTake` takes it (to write
-     * one update per lot for several charges of one transaction, with `takeLot`). Returns the ledger rows' ids
-     * (a refund finds them by key).
+     * Each draw's ledger row and the lot's own update are written at once, unless `defer` is given:
+     * - `defer.take` takes the lot updates (to write one update per lot for several charges of one
+     *   transaction, with `takeLot`); the ledger rows are still written at once, one per draw.
+     * - `defer.row` as well: the ledger rows too are left to the caller (one spend row per lot and
+     *   action for several charges that are never refunded, with `spendRow`).
+     * Returns the ledger rows' ids written here (a refund finds them by key).
      */
     async spend(trx: Trx, lots: Lot[], s: { agentId: string; units: Units; action: string; chargeId: string; now: number },
-      deferTake?: (lotId: string, units: Units) => void): Promise<string[]> {
+      defer?: SpendDeferral): Promise<string[]> {
       const entries: string[] = [];
       let left = s.units;
       for (const lot of lots) {
         if (left === 0) break;
         if (!isLive(lot, s.now)) continue;
         const take = Math.min(left, lot.remaining_units);
-        if (deferTake) deferTake(lot.lot_id, take);
+        if (defer) defer.take(lot.lot_id, take);
         else await takeLotQ({ lot: lot.lot_id, units: take }, trx);
-        const entry = newOrderedId();
-        await spendEntryQ({ entry, agent: s.agentId, delta: -take, lot: lot.lot_id, action: s.action, charge: s.chargeId, now: s.now }, trx);
-        entries.push(entry);
+        if (defer?.row) {
+          defer.row(lot.lot_id, take, s.action, s.now);
+        } else {
+          const entry = newOrderedId();
+          await spendEntryQ({ entry, agent: s.agentId, delta: -take, lot: lot.lot_id, action: s.action, charge: s.chargeId, now: s.now }, trx);
+          entries.push(entry);
+        }
         lot.remaining_units -= take;
         left -= take;
       }
@@ -151,6 +165,13 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
 
     /** Takes `units` from one lot (the deferred part of `spend`). */
     takeLot: (trx: Trx, lotId: string, units: Units) => takeLotQ({ lot: lotId, units }, trx).then(() => undefined),
+
+    /**
+     * One spend row for several charges of one transaction (the deferred rows of `spend`): `units` drawn
+     * from `lotId` for `action`, with no charge id (no single charge; such charges are never refunded).
+     */
+    spendRow: (trx: Trx, r: { agentId: string; lotId: string; units: Units; action: string; now: number }) =>
+      spendEntryQ({ entry: newOrderedId(), agent: r.agentId, delta: -r.units, lot: r.lotId, action: r.action, now: r.now }, trx).then(() => undefined),
 
     bumpDaily: (trx: Trx, agentId: string, pool: string, day: string, delta: number) =>
       bumpQ({ agent: agentId, pool, day, delta }, trx).then(() => undefined),

@@ -22,6 +22,7 @@ import { scopeOf, withScope, type ScopeSlot } from '../../infra/db/trx-scope';
 import { createBatcher, type Outcome } from './batcher';
 import { refundCharge } from './ledger-store';
 import { summarize } from './meter-sql';
+import type { SpendDeferral } from './meter-sql';
 import { createMeterStates, pickSlot, slotQueue, usedInWindow, useSlot, type MeterState } from './meter-state';
 import { bumpDaily, freeUsed, releaseFreeSlot } from './meter-store';
 import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, type MeteredAction, type Pool } from './pricing';
@@ -40,8 +41,8 @@ interface Job { agentId: string; action: MeteredAction; tier: string; chargeId: 
  * An agent's account as held by one transaction that charges it several times through a trx-scope
  * (a memory write batch, or billing's own batch): the lock (taken by the first charge, or by the
  * batch's `withLocks`), the metering state decided on, and the lot draws and day counts that are
- * written once, when the scope ends, instead of once per charge. The ledger rows and free-slot
- * writes of each charge are still written at once.
+ * written once, when the scope ends, instead of once per charge. Free-slot writes are written at
+ * once; spend rows too, except for charges that are never refunded (`rows`).
  */
 interface Held {
   account: LockedAccount;
@@ -49,6 +50,36 @@ interface Held {
   takes: Map<string, Units>;
   /** Calls to add per pool and UTC day, keyed `pool day`. */
   bumps: Map<string, { pool: Pool; day: string; n: number }>;
+  /**
+   * Charges that are never refunded (a memory write batch's, see `chargeWithin`): their spend rows,
+   * one per lot and action for the whole transaction, written when the scope ends. Absent: each
+   * charge writes its own rows at once (a refund finds them).
+   */
+  rows?: Map<string, { lotId: string; action: string; units: Units; now: number }>;
+  /** What `spend` puts off to the scope's end (made once per held account). */
+  defer: SpendDeferral;
+}
+
+/** An account held by a transaction scope; `aggregate`: its charges' spend rows are written per lot and action at the end. */
+function holdAccount(account: LockedAccount, aggregate: boolean): Held {
+  const h: Held = {
+    account, takes: new Map(), bumps: new Map(),
+    defer: { take: (lot, units) => h.takes.set(lot, (h.takes.get(lot) ?? 0) + units) },
+  };
+  if (aggregate) {
+    const rows: NonNullable<Held['rows']> = (h.rows = new Map());
+    h.defer.row = (lotId, units, action, now) => {
+      const k = `${lotId} ${action}`;
+      const r = rows.get(k);
+      if (r) {
+        r.units += units;
+        r.now = now;
+      } else {
+        rows.set(k, { lotId, action, units, now });
+      }
+    };
+  }
+  return h;
 }
 
 /** Calls of `pool` put off in `held` for days in [from, to]. */
@@ -188,8 +219,7 @@ export function createMetering(deps: MeteringDeps): Metering {
     state.stamp = null;
     let spendEntries: string[] = [];
     if (cost > 0) {
-      spendEntries = await m.spend(trx, lots, { agentId, units: cost, action, chargeId, now },
-        held ? (lot, units) => held.takes.set(lot, (held.takes.get(lot) ?? 0) + units) : undefined);
+      spendEntries = await m.spend(trx, lots, { agentId, units: cost, action, chargeId, now }, held?.defer);
     }
     if (held) {
       const k = `${pool} ${day}`;
@@ -254,6 +284,7 @@ export function createMetering(deps: MeteringDeps): Metering {
     async end(trx, held) {
       for (const h of held.values()) {
         for (const [lot, units] of h.takes) await m.takeLot(trx, lot, units);
+        if (h.rows) for (const r of h.rows.values()) await m.spendRow(trx, { agentId: h.account.agent_id, ...r });
         for (const b of h.bumps.values()) await m.bumpDaily(trx, h.account.agent_id, b.pool, b.day, b.n);
       }
     },
@@ -274,7 +305,8 @@ export function createMetering(deps: MeteringDeps): Metering {
       for (const job of jobs) {
         const account = accounts.get(job.agentId)!;
         let h = held.get(job.agentId);
-        if (!h) held.set(job.agentId, (h = { account, takes: new Map(), bumps: new Map() }));
+        // Each charge of billing's own batch keeps its own spend rows: a refund gives them back.
+        if (!h) held.set(job.agentId, (h = holdAccount(account, false)));
         try {
           const d = (await decide(trx, job, account, false, h))!;
           results.push({ ok: true, value: d });
@@ -338,7 +370,7 @@ export function createMetering(deps: MeteringDeps): Metering {
       if (scope && !heldByAgent) scope.set(heldSlot, (heldByAgent = new Map()));
       let held = heldByAgent?.get(agentId);
       if (!held) {
-        held = { account: await m.lock(trx, agentId, job.now), takes: new Map(), bumps: new Map() };
+        held = holdAccount(await m.lock(trx, agentId, job.now), true);
         heldByAgent?.set(agentId, held);
       }
       const { account } = held;
