@@ -4,9 +4,9 @@
  * (metering.ts) a charge is 4–5 indexed statements: the account lock and its new stamp, then one
  * slot write (free call) or one lot update and one ledger row (paid call), and the day counter; in a
  * transaction scope the lot, day-counter and (for charges never refunded) ledger writes are made once
- * per scope (metering.ts). The
- * state itself (live lots, free slots) is read only when the stamp says the copy is stale. The cold
- * paths (refund, snapshot, grants) stay in meter-store.ts and ledger-store.ts; both write the same tables.
+ * per scope (metering.ts). The state itself (live lots, free slots) is read only when the stamp says
+ * the copy is stale. The cold paths (refund, snapshot, grants) stay in meter-store.ts and
+ * ledger-store.ts; both write the same tables.
  */
 import type SQLite from 'better-sqlite3';
 import { sql, type Compilable, type Kysely, type Transaction } from 'kysely';

@@ -21,8 +21,7 @@ import type { Database } from '../../infra/db/schema';
 import { scopeOf, withScope, type ScopeSlot } from '../../infra/db/trx-scope';
 import { createBatcher, type Outcome } from './batcher';
 import { refundCharge } from './ledger-store';
-import { summarize } from './meter-sql';
-import type { SpendDeferral } from './meter-sql';
+import { summarize, type SpendDeferral } from './meter-sql';
 import { createMeterStates, pickSlot, slotQueue, usedInWindow, useSlot, type MeterState } from './meter-state';
 import { bumpDaily, freeUsed, releaseFreeSlot } from './meter-store';
 import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, type MeteredAction, type Pool } from './pricing';
@@ -370,7 +369,8 @@ export function createMetering(deps: MeteringDeps): Metering {
       if (scope && !heldByAgent) scope.set(heldSlot, (heldByAgent = new Map()));
       let held = heldByAgent?.get(agentId);
       if (!held) {
-        held = holdAccount(await m.lock(trx, agentId, job.now), true);
+        // Spend rows per lot and action only inside a scope (a memory write batch); alone, the charge writes its own.
+        held = holdAccount(await m.lock(trx, agentId, job.now), heldByAgent !== undefined);
         heldByAgent?.set(agentId, held);
       }
       const { account } = held;
