@@ -36,7 +36,7 @@ export function createBrowseModule(deps: BrowseModuleDeps) {
   const { client, robots, extractor } = web;
   const renderer = createRendererFromConfig(config, { client, extract: (input) => extractor.extract(input) });
   const service = createBrowseService({
-    store: createBrowseStore(deps.database.db, deps.database.sqlite),
+    store: createBrowseStore(deps.database),
     clock,
     fetcher: {
       checkUrl: (url) => client.checkUrl(url),
