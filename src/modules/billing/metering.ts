@@ -379,7 +379,9 @@ export function createMetering(deps: MeteringDeps): Metering {
       return {
         ...d.charge,
         async committed() {
-          if (dip) deps.onLowBalance?.(dip);
+          // The refill is asked for only once the dip it answers is on disk (a caller may answer at
+          // COMMIT without waiting for the flush, as browse does).
+          if (dip) store.durable().then(() => deps.onLowBalance?.(dip), () => {});
           return { ...d.usage, ...(await commonsPart(agentId)) };
         },
       };
