@@ -39,6 +39,17 @@ export interface CommitSync {
   close(): Promise<void>;
 }
 
+/**
+ * A read answered only once everything committed before it is on disk, so nobody is shown a write a
+ * power loss could still take back. The wait comes after the read: a read that found the connection
+ * busy waits for the open batch's COMMIT, then sees it. Nothing to wait for without unflushed commits.
+ */
+export async function settled<T>(commits: Pick<CommitSync, 'unsynced' | 'durable'>, read: Promise<T>): Promise<T> {
+  const value = await read;
+  if (commits.unsynced) await commits.durable().catch(() => {});
+  return value;
+}
+
 export function createCommitSync(
   db: Kysely<Database>,
   sqlite?: SQLite.Database,

@@ -10,6 +10,7 @@
  * on disk, as memory reads do, so nobody is shown a record a power cut could still take back.
  */
 import type { Transaction } from 'kysely';
+import { settled as settledRead } from '../../infra/db/commit-sync';
 import type { DatabaseHandle } from '../../infra/db/database';
 import { preparedWrite } from '../../infra/db/prepared';
 import type { Database } from '../../infra/db/schema';
@@ -24,11 +25,7 @@ const normalize = (r: BrowseRow): BrowseRow => ({
 
 export function createBrowseStore({ db, sqlite, commits }: Pick<DatabaseHandle, 'db' | 'sqlite' | 'commits'>) {
   /** A read answered once everything committed before it is on disk (as memory's reads). */
-  async function settled<T>(read: Promise<T>): Promise<T> {
-    const value = await read;
-    if (commits.unsynced) await commits.durable().catch(() => {});
-    return value;
-  }
+  const settled = <T>(read: Promise<T>) => settledRead(commits, read);
   // Compiled once (infra/db/prepared.ts); on SQLite it runs straight on the connection in the transaction.
   const S = {
     browse_id: '\u0000id', agent_id: '\u0000agent', url: '\u0000url', final_url: '\u0000final', mode: '\u0000mode',

@@ -3,6 +3,7 @@
  * ledger row, the live pointer (memory_heads), the storage counter, the month's write counter and
  * the embedding outbox move together or not at all.
  */
+import { settled as settledRead } from '../../infra/db/commit-sync';
 import type { DatabaseHandle } from '../../infra/db/database';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
@@ -65,15 +66,9 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
   const cache = sqlite ? createReadCache() : undefined;
   /**
    * A read is answered only once everything committed before it is on disk: a write whose PUT is not
-   * acknowledged yet may be visible to it, and a power loss could still take that back. The wait
-   * comes after the read, because a read that found the connection busy waits for the write batch's
-   * COMMIT and then sees it. Nothing to wait for without writes.
+   * acknowledged yet may be visible to it, and a power loss could still take that back (commit-sync.ts).
    */
-  async function settled<T>(read: Promise<T>): Promise<T> {
-    const value = await read;
-    if (commits.unsynced) await commits.durable().catch(() => {});
-    return value;
-  }
+  const settled = <T>(read: Promise<T>) => settledRead(commits, read);
   const entries = (q: Db | Trx, agentId: string, now: number, state: any = 'h.state') =>
     q.selectFrom('memory_heads as h')
       .innerJoin('memory_versions as v', (j) => j.onRef('v.agent_id', '=', 'h.agent_id').onRef('v.key', '=', 'h.key').onRef('v.version', '=', 'h.version'))
