@@ -38,6 +38,22 @@ export function summarize(lots: Lot[], now: number): { units: Units; earliestExp
   return { units, earliestExpiry: earliest };
 }
 
+/** Takes `s.units` from the live `lots` in spending order (updating `lots` in place): what each lot gives. */
+function drawFrom(lots: Lot[], s: { agentId: string; units: Units; now: number }): { lotId: string; units: Units }[] {
+  const draws: { lotId: string; units: Units }[] = [];
+  let left = s.units;
+  for (const lot of lots) {
+    if (left === 0) break;
+    if (!isLive(lot, s.now)) continue;
+    const take = Math.min(left, lot.remaining_units);
+    draws.push({ lotId: lot.lot_id, units: take });
+    lot.remaining_units -= take;
+    left -= take;
+  }
+  if (left !== 0) throw new Error(`ledger: balance check and lots disagree for ${s.agentId}`);
+  return draws;
+}
+
 export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
   const S = {
     agent: '\u0000agent', pool: '\u0000pool', day: '\u0000day', from: '\u0000from', lot: '\u0000lot', charge: '\u0000charge',
@@ -93,6 +109,19 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
     .where('agent_id', '=', s.agent).where('pool', '=', s.pool).where('day', '>=', s.from).where('day', '<=', s.day));
 
   type Trx = Transaction<Database>;
+  /** `spend`'s writes: each draw's lot update (unless deferred) and ledger row; the rows' ids. */
+  async function writeDraws(trx: Trx, draws: { lotId: string; units: Units }[], s: { agentId: string; action: string; chargeId: string; now: number },
+    defer?: SpendDeferral): Promise<string[]> {
+    const entries: string[] = [];
+    for (const d of draws) {
+      if (defer) defer.take(d.lotId, d.units);
+      else await takeLotQ({ lot: d.lotId, units: d.units }, trx);
+      const entry = newOrderedId();
+      await spendEntryQ({ entry, agent: s.agentId, delta: -d.units, lot: d.lotId, action: s.action, charge: s.chargeId, now: s.now }, trx);
+      entries.push(entry);
+    }
+    return entries;
+  }
   return {
     /**
      * The agent's account row, locked for the rest of the transaction (the UPDATE's row lock on
@@ -137,30 +166,18 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
      *   transaction, with `takeLot`); the ledger rows are still written at once, one per draw.
      * - `defer.row` as well: the ledger rows too are left to the caller (one spend row per lot and
      *   action for several charges that are never refunded, with `spendRow`).
-     * Returns the ledger rows' ids written here (a refund finds them by key).
+     * Returns the ledger rows' ids written here (a refund finds them by key). With both parts left to
+     * `defer` nothing is written, and the ids (none) come back as they are, not as a promise.
      */
-    async spend(trx: Trx, lots: Lot[], s: { agentId: string; units: Units; action: string; chargeId: string; now: number },
-      defer?: SpendDeferral): Promise<string[]> {
-      const entries: string[] = [];
-      let left = s.units;
-      for (const lot of lots) {
-        if (left === 0) break;
-        if (!isLive(lot, s.now)) continue;
-        const take = Math.min(left, lot.remaining_units);
-        if (defer) defer.take(lot.lot_id, take);
-        else await takeLotQ({ lot: lot.lot_id, units: take }, trx);
-        if (defer?.row) {
-          defer.row(lot.lot_id, take, s.action, s.now);
-        } else {
-          const entry = newOrderedId();
-          await spendEntryQ({ entry, agent: s.agentId, delta: -take, lot: lot.lot_id, action: s.action, charge: s.chargeId, now: s.now }, trx);
-          entries.push(entry);
-        }
-        lot.remaining_units -= take;
-        left -= take;
+    spend(trx: Trx, lots: Lot[], s: { agentId: string; units: Units; action: string; chargeId: string; now: number },
+      defer?: SpendDeferral): string[] | Promise<string[]> {
+      const draws = drawFrom(lots, s);
+      if (!defer?.row) return writeDraws(trx, draws, s, defer);
+      for (const d of draws) {
+        defer.take(d.lotId, d.units);
+        defer.row(d.lotId, d.units, s.action, s.now);
       }
-      if (left !== 0) throw new Error(`ledger: balance check and lots disagree for ${s.agentId}`);
-      return entries;
+      return [];
     },
 
     /** Takes `units` from one lot (the deferred part of `spend`). */

@@ -22,7 +22,7 @@ import { scopeOf, withScope, type ScopeSlot } from '../../infra/db/trx-scope';
 import { createBatcher, type Outcome } from './batcher';
 import { refundCharge } from './ledger-store';
 import { summarize, type SpendDeferral } from './meter-sql';
-import { createMeterStates, pickSlot, slotQueue, usedInWindow, useSlot, type MeterState } from './meter-state';
+import { createMeterStates, pickSlot, slotQueue, usedInWindow, useSlot, type MeterState, type SlotQueue } from './meter-state';
 import { bumpDaily, freeUsed, releaseFreeSlot } from './meter-store';
 import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, type MeteredAction, type Pool } from './pricing';
 import { emptyAccount, type LockedAccount } from './store';
@@ -126,19 +126,28 @@ export function createMetering(deps: MeteringDeps): Metering {
     return (await m.countDays(trx, agentId, pool, from, to)) + pendingCalls(held, pool, from, to);
   }
 
-  /** A pool's free-slot queue, read once per state (decide keeps it up to date afterwards). */
-  async function loadQueue(trx: Transaction<Database>, agentId: string, state: MeterState, p: Pool) {
-    const q = slotQueue(await m.slots(trx, agentId, p));
-    state.pools.set(p, q);
-    return q;
+  /**
+   * A pool's free-slot queue, read once per state (decide keeps it up to date afterwards). Loaded, it
+   * is returned as is, not as a promise: a held charge of a loaded state (a metered memory write under
+   * load) then decides without waiting on anything (no await, so no turn of the microtask queue).
+   */
+  function queueOf(trx: Transaction<Database>, agentId: string, state: MeterState, p: Pool): SlotQueue | Promise<SlotQueue> {
+    return state.pools.get(p) ?? m.slots(trx, agentId, p).then((rows) => {
+      const q = slotQueue(rows);
+      state.pools.set(p, q);
+      return q;
+    });
   }
 
   /** This month's calls of a pool up to `day`: counted once per state and day, then kept by each charge (decide). */
-  async function countMonth(trx: Transaction<Database>, agentId: string, state: MeterState, p: Pool, now: number, held?: Held) {
+  function monthCalls(trx: Transaction<Database>, agentId: string, state: MeterState, p: Pool, now: number, held?: Held): number | Promise<number> {
     const day = utcDay(now);
-    const n = await countCalls(trx, agentId, p, utcMonthStartDay(now), day, held);
-    state.months.set(p, { day, n });
-    return n;
+    const c = state.months.get(p);
+    if (c?.day === day) return c.n;
+    return countCalls(trx, agentId, p, utcMonthStartDay(now), day, held).then((n) => {
+      state.months.set(p, { day, n });
+      return n;
+    });
   }
 
   /** Browse calls left, from the database (usage reads outside a charge). */
@@ -166,18 +175,14 @@ export function createMetering(deps: MeteringDeps): Metering {
     // reloaded without this transaction's put-off draws.
     const state = held?.state ?? states.take(agentId, account.prev_stamp);
     if (held) held.state = state;
-    const lots = (state.lots ??= await m.lots(trx, agentId, now));
-    const queue = (p: Pool) => state.pools.get(p) ?? loadQueue(trx, agentId, state, p);
-    const monthCalls = (p: Pool) => {
-      const c = state.months.get(p);
-      return c?.day === day ? c.n : countMonth(trx, agentId, state, p, now, held);
-    };
+    // Each read below is awaited only when it is one: what the state holds is used as it is.
+    const lots = state.lots ?? (state.lots = await m.lots(trx, agentId, now));
     let cost: Units = 0;
     let free = true;
 
     if (tier.metering === 'monthly' || pool === 'parse') {
       const quota = monthlyQuota(tier, pool);
-      const used = quota === null ? 0 : await monthCalls(pool);
+      const used = quota === null ? 0 : await monthCalls(trx, agentId, state, pool, now, held);
       if (quota !== null && used >= quota) {
         const overage = pool === 'search' && tier.searchOverageUsdPerCall ? parseUsd(tier.searchOverageUsdPerCall) : 0;
         const l = limitCode[pool];
@@ -191,7 +196,8 @@ export function createMetering(deps: MeteringDeps): Metering {
       }
     } else {
       const floor = FREE_FLOORS[pool]!;
-      const q = await queue(pool);
+      const loaded = queueOf(trx, agentId, state, pool);
+      const q = loaded instanceof Promise ? await loaded : loaded;
       const pick = pickSlot(q, floor, now, FLOOR_WINDOW_MS);
       if (pick && dryRun) {
         // passes; nothing to write
@@ -218,7 +224,8 @@ export function createMetering(deps: MeteringDeps): Metering {
     state.stamp = null;
     let spendEntries: string[] = [];
     if (cost > 0) {
-      spendEntries = await m.spend(trx, lots, { agentId, units: cost, action, chargeId, now }, held?.defer);
+      const spent = m.spend(trx, lots, { agentId, units: cost, action, chargeId, now }, held?.defer);
+      spendEntries = spent instanceof Promise ? await spent : spent;
     }
     if (held) {
       const k = `${pool} ${day}`;
@@ -232,13 +239,20 @@ export function createMetering(deps: MeteringDeps): Metering {
     if (counted?.day === day) counted.n++;
     else if (counted) state.months.delete(pool);
     const after = summarize(lots, now);
-    const poolCounts = pool === 'search' ? {
-      callsThisMonth: await monthCalls(pool),
-      freeUsedInWindow: usedInWindow(await queue(pool), now, FLOOR_WINDOW_MS),
-    } : undefined;
-    const browse = tier.metering === 'monthly'
-      ? monthlyBrowseLeft(tier, tier.browsePerMonth === null ? 0 : await monthCalls('browse'))
-      : FREE_FLOORS.browse! - usedInWindow(await queue('browse'), now, FLOOR_WINDOW_MS);
+    let poolCounts: Decided['charge']['poolCounts'];
+    if (pool === 'search') {
+      const month = monthCalls(trx, agentId, state, pool, now, held);
+      const callsThisMonth = month instanceof Promise ? await month : month;
+      const loaded = queueOf(trx, agentId, state, pool);
+      poolCounts = { callsThisMonth, freeUsedInWindow: usedInWindow(loaded instanceof Promise ? await loaded : loaded, now, FLOOR_WINDOW_MS) };
+    }
+    let browse: number | null;
+    if (tier.metering === 'monthly') {
+      browse = monthlyBrowseLeft(tier, tier.browsePerMonth === null ? 0 : await monthCalls(trx, agentId, state, 'browse', now, held));
+    } else {
+      const loaded = queueOf(trx, agentId, state, 'browse');
+      browse = FREE_FLOORS.browse! - usedInWindow(loaded instanceof Promise ? await loaded : loaded, now, FLOOR_WINDOW_MS);
+    }
     keep(agentId, state, account);
     return {
       day,
@@ -265,12 +279,15 @@ export function createMetering(deps: MeteringDeps): Metering {
     states.put(agentId, state);
   }
 
+  /** Whether `d` could open an auto-top-up dip at all (a paid charge, auto-top-up on, no dip open). */
+  const mayDip = (account: LockedAccount, d: Decided) => d.charge.costUnits > 0 && account.auto_topup_enabled === 1 && account.topup_dip_open === 0;
+
   /**
    * After a charge under the lock: when it took the balance under the auto-top-up threshold, mark the
    * dip (exactly one charge of any instance triggers the refill). Returns the event to fire after commit.
    */
   async function markDip(trx: Transaction<Database>, job: Job, account: LockedAccount, d: Decided): Promise<LowBalance | undefined> {
-    if (!(d.charge.costUnits > 0 && account.auto_topup_enabled === 1 && account.topup_dip_open === 0)) return undefined;
+    if (!mayDip(account, d)) return undefined;
     const units = parseUsd(d.usage.credits_remaining_usd);
     if (units >= account.auto_topup_threshold_units) return undefined;
     await store.updateAccount(trx, job.agentId, { topup_dip_open: 1 }, job.now);
@@ -375,7 +392,7 @@ export function createMetering(deps: MeteringDeps): Metering {
       }
       const { account } = held;
       const d = (await decide(trx, job, account, false, heldByAgent ? held : undefined))!;
-      const dip = await markDip(trx, job, account, d);
+      const dip = mayDip(account, d) ? await markDip(trx, job, account, d) : undefined;
       return {
         ...d.charge,
         async committed() {
