@@ -2,13 +2,19 @@
  * Static browse of a local page: svc's POST /v1/browse (auth, URL policy, robots.txt from cache,
  * metering charge, guarded fetch, extraction in the worker thread, browse log insert, `_svc`) against
  * a direct fetch of the same page plus the same extraction (a second extraction thread), in the
- * same run, alternating one of each so load on the machine hits both alike. Target: svc ≤ 1.3×.
+ * same run, alternating the paths so load on the machine hits each alike. Target: svc ≤ 1.3×.
  * Pages: three of the extraction corpus (news article, wiki article, forum thread, 3–5 KiB each);
  * with PAGES=medium one ~34 KiB article and with PAGES=large one ~154 KiB article (the wiki page's
  * paragraphs repeated, with its navigation and sidebars), closer to the size of real article pages.
  * Served on loopback. Both paths use the same HTTP client (undici's fetch, the npm package svc
  * depends on): until the eleventh session svc was called with Node's global fetch (its bundled,
  * older undici), ~0.15 ms dearer per call than the client of the direct path on that machine.
+ *
+ * A ceiling, also in the same rounds: a bare Fastify route in this process that does only the
+ * direct path's work (undici fetch of the page, the same extraction) and answers the text as JSON,
+ * called with the same client: what one HTTP hop to any server that browses costs, with none of
+ * svc's work (auth, URL policy, robots.txt, metering, log). If that alone is over the target, no
+ * change inside svc can meet it.
  *
  * Steady state, not a cold start: WARM rounds (default 300) of both paths run before the ROUNDS
  * (default 200) that are timed. With only a few warm-up calls the timed rounds measured V8 still
@@ -17,6 +23,7 @@
  * 1.3× with 300, the same code (bench/README.md). A running svc is in the steady state: the WAL file
  * keeps its size after a checkpoint and later commits overwrite it.
  */
+import Fastify from 'fastify';
 import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fetch as undiciFetch } from 'undici';
@@ -50,6 +57,18 @@ const site = await startWebServer({ routes: { '/robots.txt': text('User-agent: *
 for (const p of pages) site.route(`/${p.file}`, html(p.body.toString('utf8')));
 const svc = await startSvc({ SVC_OUTBOUND_ALLOW_LOOPBACK: 'true', SVC_EMBEDDINGS: 'none', SVC_CHROMIUM_PATH: 'none' });
 const extractor = createExtractor();
+// The relay (ceiling): a route that fetches and extracts like the direct path, with its own
+// extraction thread as svc has its own.
+const relayExtractor = createExtractor();
+const relay = Fastify({ logger: false });
+relay.post('/relay', async (request) => {
+  const { url } = request.body as { url: string };
+  const res = await undiciFetch(url);
+  const body = Buffer.from(await res.arrayBuffer());
+  const page = await relayExtractor.extract({ body, contentType: res.headers.get('content-type') ?? '', url });
+  return { status: 'success', url, http_status: res.status, title: page.title, text: page.text };
+});
+const relayUrl = `${await relay.listen({ host: '127.0.0.1', port: 0 })}/relay`;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 try {
@@ -62,21 +81,29 @@ try {
     if (res.status !== 200 || !body.text) throw new Error(`svc browse failed: ${res.status} ${body.error_code}`);
     return body.text.length;
   };
+  const viaRelay = async (url: string) => {
+    const res = await undiciFetch(relayUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
+    const body = (await res.json()) as { text?: string };
+    if (res.status !== 200 || !body.text) throw new Error(`relay failed: ${res.status}`);
+    return body.text.length;
+  };
   const direct = async (url: string) => {
     const res = await undiciFetch(url);
     const body = Buffer.from(await res.arrayBuffer());
     const page = await extractor.extract({ body, contentType: res.headers.get('content-type') ?? '', url });
     return page.text.length;
   };
-  // Rounds alternate which path goes first, so load on the machine hits both alike.
+  // Rounds rotate the order of the paths (each page in every order in turn), so load on the machine hits each alike.
+  const paths = { svc: viaSvc, direct, relay: viaRelay };
+  type Path = keyof typeof paths;
+  const orders: Path[][] = [['svc', 'direct', 'relay'], ['direct', 'relay', 'svc'], ['relay', 'svc', 'direct']];
   const rounds = async (n: number) => {
-    const t = { svc: [] as number[], direct: [] as number[] };
+    const t: Record<Path, number[]> = { svc: [], direct: [], relay: [] };
     for (let i = 0; i < n; i++) {
       const url = `${site.url}/${pages[i % pages.length].file}`;
-      const order: ('svc' | 'direct')[] = i % 2 === 0 ? ['svc', 'direct'] : ['direct', 'svc'];
-      for (const which of order) {
+      for (const which of orders[Math.floor(i / pages.length) % orders.length]) {
         const s = performance.now();
-        await (which === 'svc' ? viaSvc(url) : direct(url));
+        await paths[which](url);
         t[which].push(performance.now() - s);
       }
     }
@@ -88,14 +115,17 @@ try {
   await rounds(WARM);
   const walBytes = statSync(walPath).size;
   const t = await rounds(ROUNDS);
-  const ms = { svc: median(t.svc), direct: median(t.direct) };
+  const ms = { svc: median(t.svc), direct: median(t.direct), relay: median(t.relay) };
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   console.log(`static browse, ${ROUNDS} rounds after ${WARM} warm-up rounds (WAL file ${(walBytes / 1024).toFixed(0)} KiB) over ${pages.length} pages (${pages.map((p) => `${p.file} ${(p.body.length / 1024).toFixed(0)} KiB`).join(', ')})`);
   console.log(`  direct fetch + extraction: median ${ms.direct.toFixed(1)} ms, mean ${(sum(t.direct) / ROUNDS).toFixed(1)} ms`);
   console.log(`  svc POST /v1/browse:       median ${ms.svc.toFixed(1)} ms, mean ${(sum(t.svc) / ROUNDS).toFixed(1)} ms`);
   console.log(`  ratio (median) ${(ms.svc / ms.direct).toFixed(2)}x, ratio (mean) ${(sum(t.svc) / sum(t.direct)).toFixed(2)}x`);
+  console.log(`  ceiling: bare relay route (fetch + extraction behind one HTTP hop): median ${ms.relay.toFixed(1)} ms, ratio ${(ms.relay / ms.direct).toFixed(2)}x; svc ÷ relay ${(ms.svc / ms.relay).toFixed(2)}x`);
 } finally {
   await extractor.close();
+  await relayExtractor.close();
+  await relay.close();
   await svc.close();
   await site.close();
 }

@@ -39,13 +39,13 @@ export async function startBaseline(): Promise<{ url: string; close(): Promise<v
   return { url, close: () => app.close() };
 }
 
-export async function startSvc(env: Record<string, string> = {}): Promise<{ svc: App; url: string; close(): Promise<void> }> {
+export async function startSvc(env: Record<string, string> = {}): Promise<{ svc: App; config: ReturnType<typeof loadConfig>; url: string; close(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const config = loadConfig({ SVC_DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...env });
   const svc = await buildApp({ config, logger: false });
   const url = await svc.app.listen({ host: '127.0.0.1', port: 0 });
   return {
-    svc, url,
+    svc, config, url,
     async close() {
       await svc.app.close();
       rmSync(dataDir, { recursive: true, force: true });

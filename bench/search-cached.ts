@@ -9,11 +9,16 @@
  * Two baselines: the harness's bare route (a ~90-byte JSON object, the baseline every figure of this
  * bench in bench/README.md is measured against) and, for context, a bare route answering the very
  * search answer svc gives (~3.4 KB): what Fastify alone pays to serialise and send that much JSON.
+ * A ceiling, also in the same run: the same svc route with billing's charge replaced by one made
+ * beforehand (no lock, no decision, no ledger row, no commit; everything else of the route as is),
+ * i.e. what the route would reach if metering cost nothing. If that ceiling is under the target, no
+ * change to metering alone can meet it.
  */
 import Fastify from 'fastify';
 import { systemClock } from '../src/lib/clock';
 import { createCredits } from '../src/modules/billing/credits';
 import { createMetering } from '../src/modules/billing/metering';
+import { billingModuleFor } from '../src/modules/billing/module';
 import { createBillingStore } from '../src/modules/billing/store';
 import { startBraveFake } from '../test/fakes/search-providers';
 import { drive, registerAgent, report, startBaseline, startSvc } from './harness';
@@ -41,12 +46,20 @@ try {
   const b1 = await drive('bare Fastify route', { url: `${baseline.url}/bare` });
   const a1 = await drive('bare Fastify route answering the same 3.4 KB JSON', { url: sameUrl });
   const s = await drive('GET /v1/search (cache hit, charged)', { url, headers });
+  // The ceiling: billing's charge swapped for one made beforehand (the search module calls it through
+  // billing's Metering object); swapped back before anything else runs.
+  const metered = billingModuleFor(svc.config)!.metering;
+  const made = await metered.charge(agentId, 'search');
+  const charge = metered.charge;
+  metered.charge = async () => made;
+  const free = await drive('GET /v1/search (cache hit, charge costing nothing: ceiling)', { url, headers }).finally(() => { metered.charge = charge; });
   const b2 = await drive('bare Fastify route', { url: `${baseline.url}/bare` });
   const a2 = await drive('bare Fastify route answering the same 3.4 KB JSON', { url: sameUrl });
   await same.close();
   const avg = (x: typeof b1, y: typeof b1) => ({ ...x, requestsPerSecond: Math.round((x.requestsPerSecond + y.requestsPerSecond) / 2) });
   console.log(report(avg(b1, b2), s));
   console.log(`  for context: ${report(avg(a1, a2), s)}`);
+  console.log(`  ceiling: ${report(avg(b1, b2), free)}`);
   console.log(`provider requests during the run: ${brave.requests} (1 = every measured call was a cache hit)`);
   // Context: the ceiling billing's charge alone reaches with 10 concurrent callers (same agent, same database).
   const metering = createMetering({ store: createBillingStore(svc.svc.database), clock: systemClock, agents: { tierOf: async () => 'free' }, upgradeUrl: 'u' });
