@@ -3,6 +3,12 @@
  * and N concurrent charges (group-committed: throughput), on one agent past its free floor,
  * against the same number of bare single-row inserts+commits on the same database as the baseline
  * (a metered route's own write costs at least that). Engine as configured (SQLite default).
+ *
+ * Then the charge as a metered memory write makes it: `chargeWithin` through the memory meter port,
+ * five per transaction scope (a write batch at the metering bench's load), committed through
+ * commit-sync without a flush, against the same empty transactions; CPU time per charge
+ * (process.cpuUsage), which moves far less from run to run on these VMs than requests per second
+ * (bench/README.md, "Billing").
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +19,8 @@ import { loadConfig } from '../src/config';
 import { credits } from '../src/lib/money';
 import { newId } from '../src/lib/ids';
 import { billingModuleFor } from '../src/modules/billing/module';
+import { memoryMeterFrom } from '../src/modules/billing/memory-meter';
+import { withScope } from '../src/infra/db/trx-scope';
 
 const N = Number(process.env.N ?? 1000);
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-charge-'));
@@ -44,6 +52,33 @@ try {
   console.log('|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
   console.log(`balance ${(await m.metering.usage(agent)).credits_remaining_usd} USD after ${4 * N + N} charges`);
+
+  // Held charges, as a memory write batch makes them (SQLite: commit-sync; PostgreSQL: a plain transaction).
+  const meter = memoryMeterFrom(m.metering);
+  const B = 5;
+  const BATCHES = Number(process.env.BATCHES ?? 3000);
+  const batch = async (metered: boolean) => {
+    const charges = await svc.database.commits.transaction((trx) => withScope(trx, async () => {
+      const out = [];
+      for (let i = 0; i < B; i++) if (metered) out.push(await meter.chargeWrite(trx, agent, 'spark'));
+      return out;
+    }));
+    for (const c of charges) await c.committed();
+  };
+  for (let i = 0; i < 1000; i++) await batch(true);
+  const cpuPerCharge = async (metered: boolean) => {
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < BATCHES; i++) await batch(metered);
+    const c = process.cpuUsage(c0);
+    return (c.user + c.system) / (BATCHES * B);
+  };
+  console.log(`\n| engine | empty batch, CPU µs per slot | held charge, CPU µs per charge | metering's CPU per charge |`);
+  console.log('|---|---|---|---|');
+  for (let round = 0; round < 3; round++) {
+    const empty = await cpuPerCharge(false);
+    const held = await cpuPerCharge(true);
+    console.log(`| ${svc.database.engine} | ${empty.toFixed(1)} | ${held.toFixed(1)} | ${(held - empty).toFixed(1)} |`);
+  }
 } finally {
   await svc.app.close();
   rmSync(dataDir, { recursive: true, force: true });
