@@ -108,6 +108,29 @@ describe('rolling free floors', () => {
   });
 });
 
+describe('the credit check (a dry run before the work)', () => {
+  test('a yes may come from the state in memory; a no, and every charge, from the database', async () => {
+    const a = agent();
+    await r.credits.add(a, { kind: 'grant', units: cr(3), ref: `t:${a}:g` });
+    await many(20, () => r.metering.charge(a, 'browse_static')); // the browse floor, used up
+    await r.metering.check(a, 'browse_static'); // 3 credits: one paid browse
+    // Another instance spends the credit (its charge rotates the stamp; this instance's copy still has it).
+    await r.handle.db.updateTable('credit_lots').set({ remaining_units: 0 }).where('agent_id', '=', a).execute();
+    await r.handle.db.updateTable('billing_accounts').set({ meter_stamp: 'another-instance' }).where('agent_id', '=', a).execute();
+    // The copy in memory lets the check through without reading the database ...
+    await r.metering.check(a, 'browse_static');
+    // ... and the charge, decided under the lock on what the database holds, refuses: nothing is overspent.
+    expect((await refused(r.metering.charge(a, 'browse_static'))).code).toBe('INSUFFICIENT_CREDITS');
+    expect((await r.credits.balance(a)).units).toBe(0);
+    expect((await refused(r.metering.check(a, 'browse_static'))).code).toBe('INSUFFICIENT_CREDITS');
+    // A copy that says no is not trusted: credit granted since (the copy still has none) lets the check through.
+    await r.credits.add(a, { kind: 'grant', units: cr(3), ref: `t:${a}:g2` });
+    await r.metering.check(a, 'browse_static');
+    expect((await r.metering.charge(a, 'browse_static')).costUnits).toBe(cr(3));
+    expect((await refused(r.metering.check(a, 'browse_static'))).code).toBe('INSUFFICIENT_CREDITS');
+  });
+});
+
 describe('legacy monthly tiers', () => {
   test('starter: 200 browses per UTC month, refused past it, fresh at the UTC month rollover', async () => {
     const a = agent();

@@ -189,6 +189,29 @@ describe('browse quota', () => {
     for (const r of ok) expect((await w.request('GET', `/v1/browse/${r.body.browse_id}`, { token: a.token })).status).toBe(200);
   });
 
+  test('a credit check passed on a stale copy (another instance spent the credit) ends in the charge refusing: 402, nothing logged or charged', async () => {
+    site.route('/tides', html(ARTICLE));
+    const a = await w.agent();
+    for (let i = 0; i < 20; i++) expect((await browse(a.token, { url: `${site.url}/tides` })).status).toBe(200);
+    const billing = billingModuleFor(w.config)!;
+    await billing.credits.add(a.id, { kind: 'grant', units: credits(3), ref: `t:${a.id}`, expiresAt: null });
+    await billing.metering.check(a.id, 'browse_static', { tier: 'free' }); // read from the database: the copy in memory now has the 3 credits
+    // Another instance spends them: its charge rotates the account's stamp.
+    const db = w.built.database.db;
+    await db.updateTable('credit_lots').set({ remaining_units: 0 }).where('agent_id', '=', a.id).execute();
+    await db.updateTable('billing_accounts').set({ meter_stamp: 'another-instance' }).where('agent_id', '=', a.id).execute();
+    site.hits.length = 0;
+    const res = await browse(a.token, { url: `${site.url}/tides` });
+    expect([res.status, res.body.error_code]).toEqual([402, 'INSUFFICIENT_CREDITS']);
+    expect(site.hits).toContain('/tides'); // the check said yes from memory: fetched, then refused at the charge
+    expect(await db.selectFrom('browse_log').select('browse_id').where('agent_id', '=', a.id).execute()).toHaveLength(20);
+    expect((await billing.credits.balance(a.id)).units).toBe(0);
+    // The charge read the database: the next browse is refused before fetching.
+    site.hits.length = 0;
+    expect((await browse(a.token, { url: `${site.url}/tides` })).status).toBe(402);
+    expect(site.hits).not.toContain('/tides');
+  });
+
   test('legacy monthly tier past its browse quota: 429 BROWSE_LIMIT, the page is not fetched', async () => {
     site.route('/tides', html(ARTICLE));
     const a = await w.agent('starter');

@@ -66,6 +66,10 @@ export function createMeterStates(max = 1000) {
       if (s) states.delete(agentId);
       return s && stamp !== null && s.stamp === stamp ? s : { stamp: null, pools: new Map(), months: new Map() };
     },
+    /** The cached state as it is (not taken out, no LRU bump), for a read that decides nothing. */
+    peek(agentId: string): MeterState | undefined {
+      return states.get(agentId);
+    },
     drop(agentId: string): void {
       states.delete(agentId);
     },

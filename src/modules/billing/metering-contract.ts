@@ -69,8 +69,11 @@ export interface Metering {
   chargeWithin(trx: Transaction<Database>, agentId: string, action: MeteredAction, opts: Required<ChargeOptions>): Promise<ChargeWithin>;
   /**
    * Would a charge pass now? The same decision as `charge`, made without writing or locking: throws
-   * the refusal it would give. Not a reservation: a route that checks first, does its work and then
-   * charges inside its own transaction (`chargeWithin`) may still be refused at that point.
+   * the refusal it would give. A yes may come from the agent's metering state in memory without a
+   * read (a copy made stale by another instance can let a call through that the charge then
+   * refuses); a no always comes from the database. Not a reservation: a route that checks first,
+   * does its work and then charges inside its own transaction (`chargeWithin`) may still be refused
+   * at that point.
    */
   check(agentId: string, action: MeteredAction, opts?: ChargeOptions): Promise<void>;
   refund(charge: Charge): Promise<void>;

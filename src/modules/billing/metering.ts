@@ -15,7 +15,7 @@ import { ApiError } from '../../http/errors';
 import { iso } from '../../lib/clock';
 import { newOrderedId } from '../../lib/ids';
 import { formatUsd, parseUsd, type Units } from '../../lib/money';
-import { effectiveTier, type TierDefinition } from '../../lib/tiers';
+import { effectiveTier, tierOf, type TierDefinition } from '../../lib/tiers';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import { scopeOf, withScope, type ScopeSlot } from '../../infra/db/trx-scope';
@@ -346,6 +346,24 @@ export function createMetering(deps: MeteringDeps): Metering {
     return { commons_url: deps.commonsUrl ?? null, commons_size: s?.size ?? null, commons_contributions: s?.contributions ?? null };
   }
 
+  /**
+   * `check` from the agent's state in memory, without the database: true when that copy lets a call
+   * of a credit tier's floor pool through (a free slot, or the price in live credit). Only a yes is
+   * taken from it: a check is no reservation (the charge decides again under the lock), so a copy
+   * that another instance's charges made stale costs at most a refusal at charge time, after the
+   * work; a copy that says no may be behind a grant, so the database decides then. Monthly tiers and
+   * parse (quotas by tier) always ask the database.
+   */
+  function passesInMemory(agentId: string, action: MeteredAction, storedTier: string, now: number): boolean {
+    const pool = ACTION_POOL[action];
+    const floor = FREE_FLOORS[pool];
+    if (floor === null || tierOf(storedTier).metering === 'monthly') return false;
+    const state = states.peek(agentId);
+    const queue = state?.pools.get(pool);
+    if (!state?.lots || state.stamp === null || !queue) return false;
+    return pickSlot(queue, floor, now, FLOOR_WINDOW_MS) !== undefined || summarize(state.lots, now).units >= ACTION_PRICE[action];
+  }
+
   async function tierFor(agentId: string, opts?: ChargeOptions): Promise<string> {
     return opts?.tier ?? (await deps.agents.tierOf(agentId)) ?? 'free';
   }
@@ -407,6 +425,7 @@ export function createMetering(deps: MeteringDeps): Metering {
       if (!(action in ACTION_POOL)) throw new Error(`unknown metered action ${action}`);
       const tier = await tierFor(agentId, opts);
       const job: Job = { agentId, action, tier, chargeId: '', now: clock.now() };
+      if (passesInMemory(agentId, action, tier, job.now)) return;
       await store.db.transaction().execute(async (trx) => {
         const row = await m.peek(trx, agentId);
         // No account yet: nothing used, nothing held; the decision below reads the same empty state.
