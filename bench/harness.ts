@@ -81,3 +81,36 @@ export function report(baseline: Measured, subject: Measured): string {
   return `${subject.name}: ${subject.requestsPerSecond} req/s (p50 ${subject.p50Ms} ms, p99 ${subject.p99Ms} ms, errors ${subject.errors}, non-2xx ${subject.non2xx}) ` +
     `vs ${baseline.name}: ${baseline.requestsPerSecond} req/s → ratio ${(ratio * 100).toFixed(1)}%`;
 }
+
+/** The median of a list of numbers (the mean of the middle two for an even count). */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/**
+ * Runs every subject once per round, rotating the order each round (A B C, B C A, C A B, ...), and
+ * returns each round's results in the subjects' own order. On these VMs the machine's speed drifts by
+ * more than the effects measured over a minute, so a ratio is taken within each round (runs made
+ * seconds apart, under the same conditions) and the median over the rounds is the figure.
+ */
+export async function interleaved<T>(subjects: (() => Promise<T>)[], rounds: number): Promise<T[][]> {
+  const out: T[][] = [];
+  for (let r = 0; r < rounds; r++) {
+    const row = new Array<T>(subjects.length);
+    for (let k = 0; k < subjects.length; k++) {
+      const i = (r + k) % subjects.length;
+      row[i] = await subjects[i]();
+    }
+    out.push(row);
+  }
+  return out;
+}
+
+/** Each round's ratio of `subject` to `baseline` (requests per second), sorted, and their median. */
+export function roundRatios(rounds: Measured[][], subject: number, baseline = 0): { ratios: number[]; median: number } {
+  const ratios = rounds.map((r) => r[subject].requestsPerSecond / r[baseline].requestsPerSecond).sort((a, b) => a - b);
+  return { ratios, median: median(ratios) };
+}
+
+export const percent = (x: number) => `${(x * 100).toFixed(1)}%`;

@@ -6,7 +6,7 @@
  * cost (time) of a request, i.e. metered throughput ≥ 1/1.15 = 87.0 % of unmetered.
  *
  * PAIRS (default 8) back-to-back pairs of SECONDS (default 4) each, the order flipped every pair
- * (A-B, B-A, ...): the machine's speed drifts by more than the effect over a minute on these VMs, so
+ * (A-B, B-A, ...; harness.ts `interleaved`): the machine's speed drifts by more than the effect over a minute on these VMs, so
  * each pair's ratio compares two runs made under the same conditions, and the median of the pairs'
  * ratios is the figure (the ratio of the averages is printed too). Until the twelfth session: three
  * A-B pairs of 8 s and the ratio of the averages, which moved ±5 points from run to run.
@@ -18,7 +18,7 @@ import { buildApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { credits } from '../src/lib/money';
 import { billingModuleFor } from '../src/modules/billing/module';
-import { drive, registerAgent, type Measured } from './harness';
+import { drive, interleaved, registerAgent, roundRatios } from './harness';
 
 async function start(metered: boolean) {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-metering-'));
@@ -64,22 +64,12 @@ const metered = await start(true);
 try {
   await put(free, 'warmup', 2);
   await put(metered, 'warmup', 2);
-  type Run = Measured & { cpuUsPerRequest: number };
-  const runs: { free: Run; metered: Run }[] = [];
-  for (let i = 0; i < PAIRS; i++) {
-    if (i % 2 === 0) {
-      const f = await put(free, 'PUT unmetered');
-      runs.push({ free: f, metered: await put(metered, 'PUT metered') });
-    } else {
-      const m = await put(metered, 'PUT metered');
-      runs.push({ free: await put(free, 'PUT unmetered'), metered: m });
-    }
-  }
+  const runs = (await interleaved([() => put(free, 'PUT unmetered'), () => put(metered, 'PUT metered')], PAIRS))
+    .map(([f, m]) => ({ free: f, metered: m }));
   const avg = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
   const f = avg(runs.map((r) => r.free.requestsPerSecond));
   const m = avg(runs.map((r) => r.metered.requestsPerSecond));
-  const pairs = runs.map((r) => r.metered.requestsPerSecond / r.free.requestsPerSecond).sort((a, b) => a - b);
-  const medianPair = pairs.length % 2 ? pairs[pairs.length >> 1] : (pairs[pairs.length / 2 - 1] + pairs[pairs.length / 2]) / 2;
+  const { ratios: pairs, median: medianPair } = roundRatios(runs.map((r) => [r.free, r.metered]), 1);
   for (const r of runs) {
     console.log(JSON.stringify({ free: r.free.requestsPerSecond, metered: r.metered.requestsPerSecond, freeCpuUs: +r.free.cpuUsPerRequest.toFixed(1),
       meteredCpuUs: +r.metered.cpuUsPerRequest.toFixed(1), errors: r.free.errors + r.metered.errors + r.free.non2xx + r.metered.non2xx }));

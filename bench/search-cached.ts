@@ -21,7 +21,10 @@ import { createMetering } from '../src/modules/billing/metering';
 import { billingModuleFor } from '../src/modules/billing/module';
 import { createBillingStore } from '../src/modules/billing/store';
 import { startBraveFake } from '../test/fakes/search-providers';
-import { drive, registerAgent, report, startBaseline, startSvc } from './harness';
+import { drive, interleaved, percent, registerAgent, report, roundRatios, startBaseline, startSvc } from './harness';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 6);
+const SECONDS = Number(process.env.SECONDS ?? 3);
 
 const brave = await startBraveFake({ apiKey: 'bench-key' });
 const baseline = await startBaseline();
@@ -43,23 +46,36 @@ try {
   await drive('warmup', { url: `${baseline.url}/bare`, duration: 2 });
   await drive('warmup', { url: sameUrl, duration: 2 });
   await drive('warmup', { url, duration: 2, headers });
-  const b1 = await drive('bare Fastify route', { url: `${baseline.url}/bare` });
-  const a1 = await drive('bare Fastify route answering the same 3.4 KB JSON', { url: sameUrl });
-  const s = await drive('GET /v1/search (cache hit, charged)', { url, headers });
   // The ceiling: billing's charge swapped for one made beforehand (the search module calls it through
   // billing's Metering object); swapped back before anything else runs.
   const metered = billingModuleFor(svc.config)!.metering;
   const made = await metered.charge(agentId, 'search');
   const charge = metered.charge;
-  metered.charge = async () => made;
-  const free = await drive('GET /v1/search (cache hit, charge costing nothing: ceiling)', { url, headers }).finally(() => { metered.charge = charge; });
-  const b2 = await drive('bare Fastify route', { url: `${baseline.url}/bare` });
-  const a2 = await drive('bare Fastify route answering the same 3.4 KB JSON', { url: sameUrl });
+  const ceiling = async () => {
+    metered.charge = async () => made;
+    try {
+      return await drive('GET /v1/search (cache hit, charge costing nothing: ceiling)', { url, headers, duration: SECONDS });
+    } finally {
+      metered.charge = charge;
+    }
+  };
+  const rounds = await interleaved([
+    () => drive('bare Fastify route', { url: `${baseline.url}/bare`, duration: SECONDS }),
+    () => drive('bare Fastify route answering the same 3.4 KB JSON', { url: sameUrl, duration: SECONDS }),
+    () => drive('GET /v1/search (cache hit, charged)', { url, headers, duration: SECONDS }),
+    ceiling,
+  ], ROUNDS);
   await same.close();
-  const avg = (x: typeof b1, y: typeof b1) => ({ ...x, requestsPerSecond: Math.round((x.requestsPerSecond + y.requestsPerSecond) / 2) });
-  console.log(report(avg(b1, b2), s));
-  console.log(`  for context: ${report(avg(a1, a2), s)}`);
-  console.log(`  ceiling: ${report(avg(b1, b2), free)}`);
+  for (const r of rounds) console.log(JSON.stringify(Object.fromEntries(r.map((m, i) => [['bare', 'bareSame', 'search', 'ceiling'][i], m.requestsPerSecond]))));
+  const avg = (i: number) => ({ ...rounds[0][i], requestsPerSecond: Math.round(rounds.reduce((a, r) => a + r[i].requestsPerSecond, 0) / rounds.length) });
+  const searchVsBare = roundRatios(rounds, 2);
+  const ceilingVsBare = roundRatios(rounds, 3);
+  console.log(`round ratios, search / bare route: ${searchVsBare.ratios.map(percent).join(' ')}`);
+  console.log(`round ratios, ceiling / bare route: ${ceilingVsBare.ratios.map(percent).join(' ')}`);
+  console.log(`cached search: median round ratio ${percent(searchVsBare.median)} of the bare route (target ≥ 40 %); ` +
+    `against the bare route answering the same 3.4 KB JSON ${percent(roundRatios(rounds, 2, 1).median)}; ceiling (charge costing nothing) ${percent(ceilingVsBare.median)}`);
+  console.log(`averages over ${ROUNDS} rounds of ${SECONDS} s: ${report(avg(0), avg(2))}`);
+  console.log(`  ceiling: ${report(avg(0), avg(3))}`);
   console.log(`provider requests during the run: ${brave.requests} (1 = every measured call was a cache hit)`);
   // Context: the ceiling billing's charge alone reaches with 10 concurrent callers (same agent, same database).
   const metering = createMetering({ store: createBillingStore(svc.svc.database), clock: systemClock, agents: { tierOf: async () => 'free' }, upgradeUrl: 'u' });
@@ -70,7 +86,7 @@ try {
     n += 10;
   }
   const perSecond = Math.round(n / ((performance.now() - t0) / 1000));
-  console.log(`billing charge alone (10 concurrent): ${perSecond}/s → route ÷ charge ceiling ${((s.requestsPerSecond / perSecond) * 100).toFixed(0)}%`);
+  console.log(`billing charge alone (10 concurrent): ${perSecond}/s`);
 } finally {
   await svc.close();
   await baseline.close();
