@@ -108,6 +108,10 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
   const countDaysQ = q<{ n: number }>((s) => db.selectFrom('metering_daily').select(sql<number>`coalesce(sum(count), 0)`.as('n'))
     .where('agent_id', '=', s.agent).where('pool', '=', s.pool).where('day', '>=', s.from).where('day', '<=', s.day));
 
+  // Outside any transaction (metering switched off: unmetered.ts checks its copy against it).
+  const stampQ = prepared<typeof S, { meter_stamp: string | null }>(db, S, (s) => db.selectFrom('billing_accounts')
+    .select('meter_stamp').where('agent_id', '=', s.agent), sqlite);
+
   type Trx = Transaction<Database>;
   /** `spend`'s writes: each draw's lot update (unless deferred) and ledger row; the rows' ids. */
   async function writeDraws(trx: Trx, draws: { lotId: string; units: Units }[], s: { agentId: string; action: string; chargeId: string; now: number },
@@ -140,6 +144,9 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
 
     /** The account row without locking it (a dry-run decision). */
     peek: (trx: Trx, agentId: string) => peekQ({ agent: agentId }, trx).then(([r]) => (r ? normalizeAccount(r) : undefined)),
+
+    /** The account's meter stamp, read on its own (no transaction): '' without an account. */
+    stamp: (agentId: string) => stampQ({ agent: agentId }).then(([r]) => (r ? r.meter_stamp : '')),
 
     restamp: (trx: Trx, agentId: string, stamp: string) => restampQ({ agent: agentId, charge: stamp }, trx).then(() => undefined),
 

@@ -20,6 +20,17 @@ export async function freeUsed(db: Db, agentId: string, pool: string, floor: num
   return Number(row.n);
 }
 
+/**
+ * When the next free call of these pools still inside the window ending at `now` leaves it (its
+ * `used_at` plus the window), or null when none is inside: until then `freeUsed` cannot go down.
+ */
+export async function nextFreeSlotAgeOut(db: Db, agentId: string, pools: string[], now: number, windowMs: number): Promise<number | null> {
+  const row = await db.selectFrom('metering_free_slots').select((eb) => eb.fn.min('used_at').as('t'))
+    .where('agent_id', '=', agentId).where('pool', 'in', pools).where('used_at', '>', now - windowMs)
+    .executeTakeFirst();
+  return row?.t === null || row?.t === undefined ? null : Number(row.t) + windowMs;
+}
+
 export async function bumpDaily(db: Db, agentId: string, pool: string, day: string, delta: number): Promise<void> {
   await db.insertInto('metering_daily').values({ agent_id: agentId, pool, day, count: delta })
     .onConflict((oc) => oc.columns(['agent_id', 'pool', 'day']).doUpdateSet({ count: sql`metering_daily.count + ${delta}` }))

@@ -116,6 +116,13 @@ function monthlyQuota(t: TierDefinition, pool: Pool): number | null {
   }
 }
 
+/** The commons part of `_svc.usage` (read on every call: commons contributions are not metered). */
+export async function commonsUsage(deps: Pick<MeteringDeps, 'commons' | 'commonsUrl'>, agentId: string) {
+  const port = deps.commons?.();
+  const s = port ? await port.stats(agentId).catch(() => undefined) : undefined;
+  return { commons_url: deps.commonsUrl ?? null, commons_size: s?.size ?? null, commons_contributions: s?.contributions ?? null };
+}
+
 export function createMetering(deps: MeteringDeps): Metering {
   const { store, clock } = deps;
   const m = store.sql;
@@ -340,11 +347,7 @@ export function createMetering(deps: MeteringDeps): Metering {
     return out;
   }, { durable: store.durable });
 
-  async function commonsPart(agentId: string) {
-    const port = deps.commons?.();
-    const s = port ? await port.stats(agentId).catch(() => undefined) : undefined;
-    return { commons_url: deps.commonsUrl ?? null, commons_size: s?.size ?? null, commons_contributions: s?.contributions ?? null };
-  }
+  const commonsPart = (agentId: string) => commonsUsage(deps, agentId);
 
   /**
    * `check` from the agent's state in memory, without the database: true when that copy lets a call

@@ -11,8 +11,10 @@ import type { Clock } from '../../lib/clock';
 import { createCredits } from './credits';
 import { memoryMeterFrom, unmeteredMemory } from './memory-meter';
 import { billingReadings, billingTerms } from './usage-readings';
-import { createMetering, type AgentTierPort, type CommonsStatsPort, type Metering } from './metering';
-import { ACTION_POOL } from './pricing';
+import { commonsUsage, createMetering, type AgentTierPort, type CommonsStatsPort } from './metering';
+import { nextFreeSlotAgeOut } from './meter-store';
+import { createUnmetered } from './unmetered';
+import { FLOOR_WINDOW_MS } from './pricing';
 import { createReferralStore } from './referral-store';
 import { createReferralPayouts } from './referrals';
 import { billingRoutes } from './routes';
@@ -28,22 +30,6 @@ export interface BillingModuleDeps {
   /** Overrides the gateway built from config (tests). */
   payments?: PaymentsGateway;
   log?: (msg: string, err?: unknown) => void;
-}
-
-/** Metering switched off (SVC_METERING_ENABLED=false): every call is free and nothing is written. */
-function unmetered(counted: Metering): Metering {
-  return {
-    async charge(agentId, action, opts) {
-      const usage = await counted.usage(agentId, opts);
-      return { chargeId: 'unmetered', agentId, action, pool: ACTION_POOL[action], free: true, costUnits: 0, tier: 'free', usage, refund: async () => {} };
-    },
-    check: async () => {},
-    async chargeWithin(_trx, agentId, action, opts) {
-      return { chargeId: 'unmetered', agentId, action, pool: ACTION_POOL[action], free: true, costUnits: 0, tier: 'free', committed: () => counted.usage(agentId, opts) };
-    },
-    refund: async () => {},
-    usage: (agentId, opts) => counted.usage(agentId, opts),
-  };
 }
 
 /** The module built for a config object (tests and operator scripts reach the services through it). */
@@ -70,17 +56,24 @@ export function createBillingModule(deps: BillingModuleDeps) {
   let commons: CommonsStatsPort | undefined;
   let storage: StorageUsagePort | undefined;
 
+  const commonsUrl = `${base}/v1/commons`;
   const billing = createBillingService({
     store, credits, clock, payments, publishableKey: config.billing.stripePublishableKey, billingPageUrl, log: deps.log,
   });
   const counted = createMetering({
     store, clock, agents: deps.agents,
     upgradeUrl: `${base}/v1/billing/credits/checkout`,
-    commonsUrl: `${base}/v1/commons`,
+    commonsUrl,
     commons: () => commons,
     onLowBalance: (e) => void billing.refill(e),
   });
-  const metering = config.billing.meteringEnabled ? counted : unmetered(counted);
+  const usageReadings = billingReadings(deps.database.db, clock);
+  const metering = config.billing.meteringEnabled ? counted : createUnmetered({
+    counted, readings: usageReadings, agents: deps.agents, clock,
+    stamp: (agentId) => store.sql.stamp(agentId),
+    nextAgeOut: (agentId, now) => nextFreeSlotAgeOut(deps.database.db, agentId, ['browse', 'search'], now, FLOOR_WINDOW_MS),
+    commons: (agentId) => commonsUsage({ commons: () => commons, commonsUrl }, agentId),
+  });
   const referrals = createReferralPayouts({
     store, referrals: createReferralStore(deps.database.db), clock,
     enabled: config.billing.referralPayoutsEnabled, minActions: config.billing.referralMinActions,
@@ -101,7 +94,7 @@ export function createBillingModule(deps: BillingModuleDeps) {
   const module: BillingModule = {
     store, credits, metering, billing, referrals,
     memoryMeter: config.billing.meteringEnabled ? memoryMeterFrom(metering) : unmeteredMemory,
-    usageReadings: billingReadings(deps.database.db, clock),
+    usageReadings,
     usageTerms: billingTerms,
     /** The commons module's statistics for `_svc.usage` (commons_size, commons_contributions). */
     setCommons(port: CommonsStatsPort) { commons = port; },
