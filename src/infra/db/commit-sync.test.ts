@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterEach, beforeEach, expect, test } from 'vitest';
+import { openTempSqlite, type TempSqlite } from '../../../test/helpers/temp-sqlite';
 import { createWriteBatcher } from '../../modules/memory/batcher';
 import { createMemoryStore, type NewVersion } from '../../modules/memory/store';
 import { createBatcher } from '../../modules/billing/batcher';
@@ -11,22 +11,17 @@ import { createCommitSync } from './commit-sync';
 import { migrateUpTo } from './migrate';
 import type { Database } from './schema';
 
+let t: TempSqlite;
 let dir: string;
 let sqlite: SQLite.Database;
 let db: Kysely<Database>;
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'svc-commit-sync-'));
-  sqlite = new SQLite(join(dir, 'db.sqlite'));
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = FULL');
+beforeEach(async () => {
+  t = await openTempSqlite('commit-sync');
+  ({ dir, sqlite, db } = t);
   sqlite.exec('create table t (id integer primary key, v text not null)');
-  db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
 });
-afterEach(async () => {
-  await db.destroy();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => t.close());
 
 /** A flush the test finishes by hand, to see who waits for which flush. */
 function manualFlush() {

@@ -3,36 +3,26 @@
  * for the refill only once that dip is on disk, also when the caller answers at COMMIT without
  * waiting for the WAL flush (browse does: src/modules/browse/store.ts). SQLite, flush finished by hand.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import type SQLite from 'better-sqlite3';
+import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, expect, test } from 'vitest';
+import { openTempSqlite, type TempSqlite } from '../../../test/helpers/temp-sqlite';
 import { createCommitSync } from '../../infra/db/commit-sync';
-import { migrateToLatest } from '../../infra/db/migrate';
 import type { Database } from '../../infra/db/schema';
 import { credits } from '../../lib/money';
 import { createCredits } from './credits';
 import { createMetering, type LowBalance } from './metering';
 import { createBillingStore } from './store';
 
-let dir: string;
+let t: TempSqlite;
 let sqlite: SQLite.Database;
 let db: Kysely<Database>;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'svc-metering-dip-'));
-  sqlite = new SQLite(join(dir, 'db.sqlite'));
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = FULL');
-  db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  await migrateToLatest(db);
+  t = await openTempSqlite('metering-dip', { migrate: 'latest' });
+  ({ sqlite, db } = t);
 });
-afterEach(async () => {
-  await db.destroy();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => t.close());
 
 const settle = () => new Promise((r) => setImmediate(r));
 

@@ -3,33 +3,24 @@
  * WAL flush started and not awaited; readers of the log answer only once that flush is done; a
  * charge that refuses leaves no row and nothing to flush.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import type SQLite from 'better-sqlite3';
+import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, expect, test } from 'vitest';
+import { openTempSqlite, type TempSqlite } from '../../../test/helpers/temp-sqlite';
 import { createCommitSync } from '../../infra/db/commit-sync';
-import { migrateUpTo } from '../../infra/db/migrate';
 import type { Database } from '../../infra/db/schema';
 import { createBrowseStore, type BrowseRow } from './store';
 
-let dir: string;
+let t: TempSqlite;
 let sqlite: SQLite.Database;
 let db: Kysely<Database>;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'svc-browse-store-'));
-  sqlite = new SQLite(join(dir, 'db.sqlite'));
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = FULL');
-  db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  await migrateUpTo(db, '0300_browse_feedback');
+  t = await openTempSqlite('browse-store', { migrate: '0300_browse_feedback' });
+  ({ sqlite, db } = t);
 });
-afterEach(async () => {
-  await db.destroy();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => t.close());
 
 /** A WAL flush the test finishes by hand. */
 function manualFlush() {

@@ -1,36 +1,28 @@
 // Query plans of memory's lookups on SQLite: search hits and the indexer's texts are fetched
 // through the primary key, never by walking all of an agent's live entries (docs/decisions.md);
 // the expiry queries use the partial expiry indexes (migration 0103).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import type SQLite from 'better-sqlite3';
+import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, expect, test } from 'vitest';
+import { openTempSqlite, type TempSqlite } from '../../../test/helpers/temp-sqlite';
 import { createCommitSync } from '../../infra/db/commit-sync';
-import { migrateUpTo } from '../../infra/db/migrate';
 import type { Database } from '../../infra/db/schema';
 import { createMemoryStore } from './store';
 
-let dir: string;
+let t: TempSqlite;
 let sqlite: SQLite.Database;
 let db: Kysely<Database>;
 const selects: { sql: string; parameters: readonly unknown[] }[] = [];
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'svc-memory-plans-'));
-  sqlite = new SQLite(join(dir, 'db.sqlite'));
-  sqlite.pragma('journal_mode = WAL');
-  db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: sqlite }),
+  t = await openTempSqlite('memory-plans', {
+    migrate: '0103_memory_expiry_partial_indexes',
     log: (e) => { if (e.level === 'query' && /^select/i.test(e.query.sql)) selects.push(e.query); },
   });
-  await migrateUpTo(db, '0103_memory_expiry_partial_indexes');
+  ({ sqlite, db } = t);
 });
-afterEach(async () => {
-  await db.destroy();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => t.close());
 
 const plan = (q: { sql: string; parameters: readonly unknown[] }) =>
   (sqlite.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.parameters as unknown[])) as { detail: string }[]).map((r) => r.detail);
