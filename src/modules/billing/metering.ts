@@ -20,11 +20,12 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import { scopeOf, withScope, type ScopeSlot } from '../../infra/db/trx-scope';
 import { createBatcher, type Outcome } from './batcher';
+import { holdAccount, pendingCalls, type Held } from './held-account';
 import { refundCharge } from './ledger-store';
-import { summarize, type SpendDeferral } from './meter-sql';
+import { summarize } from './meter-sql';
 import { createMeterStates, pickSlot, slotQueue, usedInWindow, useSlot, type MeterState, type SlotQueue } from './meter-state';
 import { bumpDaily, freeUsed, releaseFreeSlot } from './meter-store';
-import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, type MeteredAction, type Pool } from './pricing';
+import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, limitCode, monthlyBrowseLeft, monthlyQuota, type MeteredAction, type Pool } from './pricing';
 import { emptyAccount, type LockedAccount } from './store';
 import { utcDay, utcMonthStartDay } from '../../lib/utc';
 import type { Charge, ChargeOptions, ChargeWithin, LowBalance, Metering, MeteringDeps, UsageSnapshot } from './metering-contract';
@@ -36,84 +37,12 @@ export type {
 
 interface Job { agentId: string; action: MeteredAction; tier: string; chargeId: string; now: number }
 
-/**
- * An agent's account as held by one transaction that charges it several times through a trx-scope
- * (a memory write batch, or billing's own batch): the lock (taken by the first charge, or by the
- * batch's `withLocks`), the metering state decided on, and the lot draws and day counts that are
- * written once, when the scope ends, instead of once per charge. Free-slot writes are written at
- * once; spend rows too, except for charges that are never refunded (`rows`).
- */
-interface Held {
-  account: LockedAccount;
-  state?: MeterState;
-  takes: Map<string, Units>;
-  /** Calls to add per pool and UTC day, keyed `pool day`. */
-  bumps: Map<string, { pool: Pool; day: string; n: number }>;
-  /**
-   * Charges that are never refunded (a memory write batch's, see `chargeWithin`): their spend rows,
-   * one per lot and action for the whole transaction, written when the scope ends. Absent: each
-   * charge writes its own rows at once (a refund finds them).
-   */
-  rows?: Map<string, { lotId: string; action: string; units: Units; now: number }>;
-  /** What `spend` puts off to the scope's end (made once per held account). */
-  defer: SpendDeferral;
-}
-
-/** An account held by a transaction scope; `aggregate`: its charges' spend rows are written per lot and action at the end. */
-function holdAccount(account: LockedAccount, aggregate: boolean): Held {
-  const h: Held = {
-    account, takes: new Map(), bumps: new Map(),
-    defer: { take: (lot, units) => h.takes.set(lot, (h.takes.get(lot) ?? 0) + units) },
-  };
-  if (aggregate) {
-    const rows: NonNullable<Held['rows']> = (h.rows = new Map());
-    h.defer.row = (lotId, units, action, now) => {
-      const k = `${lotId} ${action}`;
-      const r = rows.get(k);
-      if (r) {
-        r.units += units;
-        r.now = now;
-      } else {
-        rows.set(k, { lotId, action, units, now });
-      }
-    };
-  }
-  return h;
-}
-
-/** Calls of `pool` put off in `held` for days in [from, to]. */
-function pendingCalls(held: Held | undefined, pool: Pool, from: string, to: string): number {
-  let n = 0;
-  if (held) for (const b of held.bumps.values()) if (b.pool === pool && b.day >= from && b.day <= to) n += b.n;
-  return n;
-}
 interface Decided {
   charge: Omit<Charge, 'refund' | 'usage'>;
   usage: Omit<UsageSnapshot, 'commons_url' | 'commons_size' | 'commons_contributions'>;
   day: string;
   /** The ledger rows of a paid charge (what a refund gives back). */
   spendEntries: string[];
-}
-
-const limitCode: Record<Pool, { status: number; code: string; what: string }> = {
-  search: { status: 429, code: 'SEARCH_CALLS_LIMIT', what: 'search' },
-  browse: { status: 429, code: 'BROWSE_LIMIT', what: 'browse' },
-  memory_write: { status: 429, code: 'MEMORY_OPS_LIMIT', what: 'memory write' },
-  parse: { status: 429, code: 'PARSE_QUOTA_EXCEEDED', what: 'parse' },
-};
-
-/** Browse calls left this UTC month on a legacy monthly tier, `used` already made (null: no quota). */
-function monthlyBrowseLeft(t: TierDefinition, used: number): number | null {
-  return t.browsePerMonth === null ? null : Math.max(0, t.browsePerMonth - used);
-}
-
-function monthlyQuota(t: TierDefinition, pool: Pool): number | null {
-  switch (pool) {
-    case 'search': return t.searchPerMonth;
-    case 'browse': return t.browsePerMonth;
-    case 'memory_write': return t.memoryWritesPerMonth;
-    case 'parse': return t.parseOpsPerMonth;
-  }
 }
 
 /** The commons part of `_svc.usage` (read on every call: commons contributions are not metered). */

@@ -3,6 +3,7 @@
  * the billing routes and the capabilities document (import CREDIT_SLIDER / PRICING_BLOCK).
  */
 import { credits, formatUsd, toCentsHalfUp, type Units } from '../../lib/money';
+import type { TierDefinition } from '../../lib/tiers';
 
 export type MeteredAction = 'memory_write' | 'search' | 'browse_static' | 'browse_dynamic' | 'parse' | 'blob_search';
 export type Pool = 'memory_write' | 'search' | 'browse' | 'parse';
@@ -76,3 +77,26 @@ export const PRICING_BLOCK = {
     bands: CREDIT_SLIDER.map((b) => ({ min_credits: b.min_credits, max_credits: b.max_credits, unit_rate_usd: formatUsd(b.unit_rate_units) })),
   },
 } as const;
+
+/** The refusal of each pool when a legacy monthly tier's quota is used up. */
+export const limitCode: Record<Pool, { status: number; code: string; what: string }> = {
+  search: { status: 429, code: 'SEARCH_CALLS_LIMIT', what: 'search' },
+  browse: { status: 429, code: 'BROWSE_LIMIT', what: 'browse' },
+  memory_write: { status: 429, code: 'MEMORY_OPS_LIMIT', what: 'memory write' },
+  parse: { status: 429, code: 'PARSE_QUOTA_EXCEEDED', what: 'parse' },
+};
+
+/** Browse calls left this UTC month on a legacy monthly tier, `used` already made (null: no quota). */
+export function monthlyBrowseLeft(t: TierDefinition, used: number): number | null {
+  return t.browsePerMonth === null ? null : Math.max(0, t.browsePerMonth - used);
+}
+
+/** A legacy monthly tier's quota of a pool for the UTC month (null: none). */
+export function monthlyQuota(t: TierDefinition, pool: Pool): number | null {
+  switch (pool) {
+    case 'search': return t.searchPerMonth;
+    case 'browse': return t.browsePerMonth;
+    case 'memory_write': return t.memoryWritesPerMonth;
+    case 'parse': return t.parseOpsPerMonth;
+  }
+}
