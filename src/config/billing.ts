@@ -5,7 +5,7 @@ import { bool, group, int, optionalStr, optionalUrl, str } from './define';
  * 503 BILLING_NOT_CONFIGURED with a pricing preview and metering still works on granted credit.
  */
 export const billingSettings = group('Billing and metering', {
-  meteringEnabled: bool('SVC_METERING_ENABLED', true, 'Charge metered actions (free floors, credits, quotas). false: every action is free and uncounted (private self-hosting).'),
+  meteringEnabled: bool('SVC_METERING_ENABLED', true, 'Charge metered actions (free floors, credits, quotas). false: every metered action is free and billing counts nothing (private self-hosting); the tier\'s storage limits and memory\'s monthly write cap still apply.'),
   stripeSecretKey: optionalStr('STRIPE_SECRET_KEY', 'Stripe secret key (sk_live_... or sk_test_...). Unset: billing is not configured.'),
   stripePublishableKey: optionalStr('STRIPE_PUBLISHABLE_KEY', 'Stripe publishable key (pk_...) handed to the billing page.'),
   stripeWebhookSecret: optionalStr('STRIPE_WEBHOOK_SECRET', 'Signing secret (whsec_...) of the webhook endpoint /v1/billing/payment-processor/webhook.'),
