@@ -43,3 +43,12 @@ describe('settings that must agree', () => {
     expect(() => loadConfig({ SVC_BLOB_SIGNED_URL_DEFAULT_SECONDS: '7200', SVC_BLOB_SIGNED_URL_MAX_SECONDS: '3600' })).toThrow(/must not exceed/);
   });
 });
+
+describe('docs/configuration.md', () => {
+  test('is what `npm run config:docs -- --write` makes of the declarations (every setting documented)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { configurationMarkdown } = await import('../../scripts/config-docs');
+    const file = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+    expect(file, 'docs/configuration.md is stale: run `npm run config:docs -- --write`').toBe(configurationMarkdown());
+  });
+});
