@@ -5,10 +5,10 @@
  * default; DATABASE_URL=postgres://... benches PostgreSQL. Target: metering adds at most 15 % to the
  * cost (time) of a request, i.e. metered throughput ≥ 1/1.15 = 87.0 % of unmetered.
  *
- * PAIRS (default 8) back-to-back pairs of SECONDS (default 4) each at CONNECTIONS (default 10), the order flipped every pair
- * (A-B, B-A, ...; harness.ts `interleaved`): the machine's speed drifts by more than the effect over a minute on these VMs, so
- * each pair's ratio compares two runs made under the same conditions, and the median of the pairs'
- * ratios is the figure (the ratio of the averages is printed too). Until the twelfth session: three
+ * PAIRS (default 8) back-to-back pairs of SECONDS (default 4) each at CONNECTIONS (default 10), the
+ * order flipped every pair (A-B, B-A, ...; harness.ts `interleaved`): the machine's speed drifts by
+ * more than the effect over a minute on these VMs, so each pair's ratio compares two runs made under
+ * the same conditions, and the median of the pairs' ratios is the figure (the ratio of the averages is printed too). Until the twelfth session: three
  * A-B pairs of 8 s and the ratio of the averages, which moved ±5 points from run to run.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
