@@ -28,7 +28,7 @@ import { bumpDaily, freeUsed, releaseFreeSlot } from './meter-store';
 import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, limitCode, monthlyBrowseLeft, monthlyQuota, type MeteredAction, type Pool } from './pricing';
 import { emptyAccount, type LockedAccount } from './store';
 import { utcDay, utcMonthStartDay } from '../../lib/utc';
-import type { Charge, ChargeOptions, ChargeWithin, LowBalance, Metering, MeteringDeps, UsageSnapshot } from './metering-contract';
+import type { Charge, ChargeOptions, LowBalance, Metering, MeteringDeps, UsageSnapshot } from './metering-contract';
 
 export type { MeteredAction } from './pricing';
 export type {

@@ -3,7 +3,6 @@
  * WAL flush started and not awaited; readers of the log answer only once that flush is done; a
  * charge that refuses leaves no row and nothing to flush.
  */
-import { join } from 'node:path';
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, expect, test } from 'vitest';

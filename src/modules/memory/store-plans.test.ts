@@ -1,7 +1,6 @@
 // Query plans of memory's lookups on SQLite: search hits and the indexer's texts are fetched
 // through the primary key, never by walking all of an agent's live entries (docs/decisions.md);
 // the expiry queries use the partial expiry indexes (migration 0103).
-import { join } from 'node:path';
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, expect, test } from 'vitest';
