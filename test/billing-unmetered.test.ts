@@ -71,6 +71,8 @@ describe('metering switched off', () => {
     }
     const put = await w.request('PUT', '/v1/memory/k', { token: a.token, body: { value: { n: 1 } } });
     expect(put.status).toBe(200);
+    // Like search and browse, the write's answer carries billing's figures (it used to leave them out).
+    expect(put.body._svc.usage).toMatchObject({ credits_remaining_usd: '0.0000', tier_label: 'Free', browse_calls_remaining: 20 });
     expect(await billingRows(a.id)).toEqual({ daily: 0, slots: 0, ledger: [] });
     const logged = await w.built.database.db.selectFrom('browse_log').select('browse_id').where('agent_id', '=', a.id).execute();
     expect(logged).toHaveLength(21);

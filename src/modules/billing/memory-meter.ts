@@ -13,6 +13,3 @@ export function memoryMeterFrom(metering: Metering): MemoryMeterPort {
     chargeWrite: (trx, agentId, tier) => metering.chargeWithin(trx, agentId, 'memory_write', { tier }),
   };
 }
-
-/** Metering switched off: writes are free and billing writes nothing. */
-export const unmeteredMemory: MemoryMeterPort = { chargeWrite: async () => ({ committed: async () => undefined }) };

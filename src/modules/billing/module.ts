@@ -9,7 +9,7 @@ import type { DatabaseHandle } from '../../infra/db/database';
 import { paymentsFromConfig, type PaymentsGateway } from '../../infra/payments';
 import type { Clock } from '../../lib/clock';
 import { createCredits } from './credits';
-import { memoryMeterFrom, unmeteredMemory } from './memory-meter';
+import { memoryMeterFrom } from './memory-meter';
 import { billingReadings, billingTerms } from './usage-readings';
 import { commonsUsage, createMetering, type AgentTierPort, type CommonsStatsPort } from './metering';
 import { nextFreeSlotAgeOut } from './meter-store';
@@ -93,7 +93,8 @@ export function createBillingModule(deps: BillingModuleDeps) {
 
   const module: BillingModule = {
     store, credits, metering, billing, referrals,
-    memoryMeter: config.billing.meteringEnabled ? memoryMeterFrom(metering) : unmeteredMemory,
+    // With metering off too: its chargeWithin charges nothing and `committed()` gives `_svc.usage`.
+    memoryMeter: memoryMeterFrom(metering),
     usageReadings,
     usageTerms: billingTerms,
     /** The commons module's statistics for `_svc.usage` (commons_size, commons_contributions). */
