@@ -211,7 +211,7 @@ describe('POST /v1/billing/auto-topup', () => {
 describe('POST /v1/billing/payment-processor/webhook', () => {
   test('503 BILLING_NOT_CONFIGURED on a host without Stripe keys, signed or not', async () => {
     const payload = JSON.stringify({ id: 'evt_1', object: 'event', type: 'payment_intent.succeeded', data: { object: { id: 'pi_1' } } });
-    for (const headers of [{ 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' }, { 'content-type': 'application/json' }]) {
+    for (const headers of [{ 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' }, { 'content-type': 'application/json' }] as Record<string, string>[]) {
       const res = await bare.request('POST', '/v1/billing/payment-processor/webhook', { body: payload, headers });
       expect(res.status).toBe(503);
       expect(res.body.error_code).toBe('BILLING_NOT_CONFIGURED');
