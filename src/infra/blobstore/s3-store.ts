@@ -25,13 +25,12 @@ import {
   UploadPartCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock, type Clock } from '../../lib/clock';
-import { downloadPath, StagedFileBlob, stageToFile, sweepStaging, type StagedFile } from './staging';
+import { downloadPath, pipeToNewFile, StagedFileBlob, stageToFile, sweepStaging, type StagedFile } from './staging';
 import {
   assertSha256,
   BlobNotFoundError,
@@ -239,7 +238,7 @@ export class S3BlobStore implements BlobStore {
   async withLocalFile<T>(sha256: string, fn: (path: string) => Promise<T>): Promise<T> {
     const path = downloadPath(this.stagingDir);
     try {
-      await pipeline(await this.read(sha256), createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+      await pipeToNewFile(await this.read(sha256), path);
       return await fn(path);
     } finally {
       await rm(path, { force: true });

@@ -44,23 +44,34 @@ export async function stageToFile(body: Readable, dir: string, maxBytes: number,
   });
   const onBodyError = (err: Error) => meter.destroy(err);
   body.once('error', onBodyError);
-  const out = createWriteStream(path, { flags: 'wx', mode: 0o600, flush: opts.fsync, highWaterMark: 256 * 1024 });
   try {
     // pipe() (unlike pipeline) leaves the source alive when the meter fails.
     body.pipe(meter);
-    // `flush` fsyncs before close; pipeline resolves only once the file is closed.
-    await pipeline(meter, out);
+    await pipeToNewFile(meter, path, { flush: opts.fsync, highWaterMark: 256 * 1024 });
     return { path, sha256: hash.digest('hex'), sizeBytes };
   } catch (err) {
     body.unpipe(meter);
-    // pipeline rejects as soon as the meter fails, often before the file's open() has finished; the
+    throw err;
+  } finally {
+    body.off('error', onBodyError);
+  }
+}
+
+/**
+ * Streams `source` into a new file at `path` (created exclusively, mode 0600); resolves once the file
+ * is closed (with `flush`, fsynced first). On failure the file is removed and the error rethrown.
+ */
+export async function pipeToNewFile(source: Readable, path: string, opts: { flush?: boolean; highWaterMark?: number } = {}): Promise<void> {
+  const out = createWriteStream(path, { flags: 'wx', mode: 0o600, ...opts });
+  try {
+    await pipeline(source, out);
+  } catch (err) {
+    // pipeline rejects as soon as the source fails, often before the file's open() has finished; the
     // destroyed stream still creates the file, then closes it. Removed before that, it would stay
     // (seen: 2–6 files in 1,000 too-large uploads with libuv's pool busy). So wait for the close.
     if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
     await rm(path, { force: true });
     throw err;
-  } finally {
-    body.off('error', onBodyError);
   }
 }
 
