@@ -159,7 +159,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     await memory.close();
     await parse.close();
     await blobs.close();
-    billing.close();
+    await billing.close();
     await vectors.close();
     await search.close();
     await browse.close();

@@ -54,17 +54,31 @@ export async function refundCharge(db: Db, agentId: string, chargeId: string, en
     .where('agent_id', '=', agentId).where('entry_id', 'in', entryIds).where('charge_id', '=', chargeId).where('kind', '=', 'spend').execute();
   let total = 0;
   for (const s of spends) {
-    const ref = `refund:${s.entry_id}`;
-    const seen = await db.selectFrom('credit_ledger').select('entry_id').where('ref', '=', ref).executeTakeFirst();
-    if (seen) continue;
-    const units = -Number(s.amount_units);
-    await db.insertInto('credit_ledger').values({
-      entry_id: newOrderedId(), agent_id: agentId, kind: 'refund', amount_units: units, lot_id: s.lot_id,
-      expires_at: null, action: s.action, charge_id: chargeId, ref, created_at: now,
-    }).execute();
-    await db.updateTable('credit_lots').set({ remaining_units: sql`remaining_units + ${units}` }).where('lot_id', '=', s.lot_id).execute();
-    total += units;
+    total += await giveBack(db, { agentId, chargeId, action: s.action, lotId: s.lot_id, units: -Number(s.amount_units), ref: `refund:${s.entry_id}`, now });
   }
+  return total;
+}
+
+/** One refund row and its lot's credit back; nothing when `ref` was recorded before. */
+async function giveBack(db: Db, r: { agentId: string; chargeId: string; action: string | null; lotId: string; units: Units; ref: string; now: number }): Promise<Units> {
+  const seen = await db.selectFrom('credit_ledger').select('entry_id').where('ref', '=', r.ref).executeTakeFirst();
+  if (seen) return 0;
+  await db.insertInto('credit_ledger').values({
+    entry_id: newOrderedId(), agent_id: r.agentId, kind: 'refund', amount_units: r.units, lot_id: r.lotId,
+    expires_at: null, action: r.action, charge_id: r.chargeId, ref: r.ref, created_at: r.now,
+  }).execute();
+  await db.updateTable('credit_lots').set({ remaining_units: sql`remaining_units + ${r.units}` }).where('lot_id', '=', r.lotId).execute();
+  return r.units;
+}
+
+/**
+ * Gives back what one leased call drew (leases.ts), to the lots it came from. Its spend rows were
+ * written for many calls at once, so the call's own draws are given; `ref` keeps it to once per
+ * call and lot.
+ */
+export async function refundDraws(db: Db, agentId: string, chargeId: string, action: string, draws: { lotId: string; units: Units }[], now: number): Promise<Units> {
+  let total = 0;
+  for (const d of draws) total += await giveBack(db, { agentId, chargeId, action, lotId: d.lotId, units: d.units, ref: `refund:${chargeId}:${d.lotId}`, now });
   return total;
 }
 

@@ -23,6 +23,15 @@ export interface SpendDeferral {
   row?(lotId: string, units: Units, action: string, now: number): void;
 }
 export interface SlotRow { slot: number; used_at: number }
+/** A credit hold of the agent (leases.ts): `units` set aside until `expires_at`. */
+export interface HoldRow { hold_id: string; units: number; expires_at: number }
+
+/** Credit the agent's live holds set aside at `now` (expired holds set nothing aside). */
+export function heldUnits(holds: HoldRow[], now: number): Units {
+  let n = 0;
+  for (const h of holds) if (h.expires_at > now) n += h.units;
+  return n;
+}
 
 const isLive = (l: Lot, now: number) => l.remaining_units > 0 && (l.expires_at === null || l.expires_at > now);
 
@@ -59,7 +68,7 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
     agent: '\u0000agent', pool: '\u0000pool', day: '\u0000day', from: '\u0000from', lot: '\u0000lot', charge: '\u0000charge',
     entry: '\u0000entry', action: '\u0000action',
     now: -987_654_321_000_002, slot: -987_654_321_000_004,
-    delta: -987_654_321_000_005, units: -987_654_321_000_006,
+    delta: -987_654_321_000_005, units: -987_654_321_000_006, until: -987_654_321_000_007,
   };
   /** A compiled statement, always run in the caller's transaction; values left out bind as null. */
   const q = <R>(build: (s: typeof S) => Compilable<R>) => {
@@ -105,6 +114,14 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
   }));
   const bumpQ = q((s) => db.insertInto('metering_daily').values({ agent_id: s.agent, pool: s.pool, day: s.day, count: s.delta })
     .onConflict((oc) => oc.columns(['agent_id', 'pool', 'day']).doUpdateSet({ count: sql`metering_daily.count + ${s.delta}` })));
+  const holdsQ = q<HoldRow>((s) => db.selectFrom('metering_holds').select(['hold_id', 'units', 'expires_at']).where('agent_id', '=', s.agent));
+  const insertHoldQ = q((s) => db.insertInto('metering_holds').values({
+    agent_id: s.agent, hold_id: s.entry, pool: s.pool, units: s.units, expires_at: s.until, created_at: s.now,
+  }));
+  const setHoldQ = q((s) => db.updateTable('metering_holds').set({ units: s.units, expires_at: s.until })
+    .where('agent_id', '=', s.agent).where('hold_id', '=', s.entry));
+  const dropHoldQ = q((s) => db.deleteFrom('metering_holds').where('agent_id', '=', s.agent).where('hold_id', '=', s.entry));
+  const dropExpiredHoldsQ = q((s) => db.deleteFrom('metering_holds').where('agent_id', '=', s.agent).where('expires_at', '<=', s.now));
   const countDaysQ = q<{ n: number }>((s) => db.selectFrom('metering_daily').select(sql<number>`coalesce(sum(count), 0)`.as('n'))
     .where('agent_id', '=', s.agent).where('pool', '=', s.pool).where('day', '>=', s.from).where('day', '<=', s.day));
 
@@ -199,6 +216,21 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
 
     bumpDaily: (trx: Trx, agentId: string, pool: string, day: string, delta: number) =>
       bumpQ({ agent: agentId, pool, day, delta }, trx).then(() => undefined),
+
+    /** The agent's credit holds (live or expired). */
+    holds: (trx: Trx, agentId: string) =>
+      holdsQ({ agent: agentId }, trx).then((rows) => rows.map((r) => ({ hold_id: r.hold_id, units: Number(r.units), expires_at: Number(r.expires_at) }))),
+
+    /** Sets `units` aside for a hold until `expiresAt`; expired holds of the agent are deleted first. */
+    async addHold(trx: Trx, h: { agentId: string; holdId: string; pool: string; units: Units; expiresAt: number; now: number }): Promise<void> {
+      await dropExpiredHoldsQ({ agent: h.agentId, now: h.now }, trx);
+      await insertHoldQ({ agent: h.agentId, entry: h.holdId, pool: h.pool, units: h.units, until: h.expiresAt, now: h.now }, trx);
+    },
+
+    setHold: (trx: Trx, agentId: string, holdId: string, units: Units, expiresAt: number) =>
+      setHoldQ({ agent: agentId, entry: holdId, units, until: expiresAt }, trx).then(() => undefined),
+
+    dropHold: (trx: Trx, agentId: string, holdId: string) => dropHoldQ({ agent: agentId, entry: holdId }, trx).then(() => undefined),
 
     /** Calls in [fromDay, toDay] (inclusive UTC days). */
     countDays: (trx: Trx, agentId: string, pool: string, fromDay: string, toDay: string) =>

@@ -6,7 +6,7 @@
  * was granted or refunded, or this instance's last charge rolled back) means "reload from the
  * database". So the copy saves reads, never decides on stale data, and the database stays the truth.
  */
-import type { Lot, SlotRow } from './meter-sql';
+import type { HoldRow, Lot, SlotRow } from './meter-sql';
 
 /** A pool's free slots ordered by last use (oldest first); `top` is the highest slot number that exists. */
 export interface SlotQueue { slots: SlotRow[]; top: number }
@@ -15,6 +15,8 @@ export interface MeterState {
   /** The stamp this copy matches; null while a charge is changing it (never cached in that state). */
   stamp: string | null;
   lots?: Lot[];
+  /** The agent's credit holds (leases.ts), read with the first paid decision of the copy. */
+  holds?: HoldRow[];
   pools: Map<string, SlotQueue>;
   /**
    * Calls of a pool this UTC month up to and including `day`, counted once from the daily counters

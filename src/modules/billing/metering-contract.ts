@@ -8,6 +8,7 @@ import type { Clock } from '../../lib/clock';
 import type { Units } from '../../lib/money';
 import type { TierName } from '../../lib/tiers';
 import type { Database } from '../../infra/db/schema';
+import type { LeaseOptions } from './leases';
 import type { MeteredAction, Pool } from './pricing';
 import type { Account, BillingStore } from './store';
 
@@ -78,6 +79,13 @@ export interface Metering {
   check(agentId: string, action: MeteredAction, opts?: ChargeOptions): Promise<void>;
   refund(charge: Charge): Promise<void>;
   usage(agentId: string, opts?: ChargeOptions): Promise<UsageSnapshot>;
+  /**
+   * Writes the paid calls this instance answered from credit leases (leases.ts) and has not written
+   * yet: of one agent, or all. Readers of billing's tables that must see every call call it first.
+   */
+  settle(agentId?: string): Promise<void>;
+  /** Writes what leases answered and gives their holds back (shutdown). */
+  close(): Promise<void>;
 }
 
 /** Narrow ports: the agent's stored tier (identity) and the commons statistics (commons module, optional). */
@@ -99,4 +107,7 @@ export interface MeteringDeps {
   commons?: () => CommonsStatsPort | undefined;
   /** Called after commit when a charge took the balance under the auto-top-up threshold (once per dip). */
   onLowBalance?: (e: LowBalance) => void;
+  /** Credit leases (leases.ts); absent or `calls: 0`: every charge is decided under the lock. */
+  leases?: LeaseOptions;
+  log?: (msg: string, err?: unknown) => void;
 }

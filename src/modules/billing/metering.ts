@@ -22,7 +22,8 @@ import { scopeOf, withScope, type ScopeSlot } from '../../infra/db/trx-scope';
 import { createBatcher, type Outcome } from './batcher';
 import { holdAccount, pendingCalls, type Held } from './held-account';
 import { refundCharge } from './ledger-store';
-import { summarize } from './meter-sql';
+import { heldUnits, summarize } from './meter-sql';
+import { createLeases, type Figures, type Lease } from './leases';
 import { createMeterStates, pickSlot, slotQueue, usedInWindow, useSlot, type MeterState, type SlotQueue } from './meter-state';
 import { bumpDaily, freeUsed, releaseFreeSlot } from './meter-store';
 import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, limitCode, monthlyBrowseLeft, monthlyQuota, type MeteredAction, type Pool } from './pricing';
@@ -35,11 +36,16 @@ export type {
   AgentTierPort, Charge, ChargeOptions, ChargeWithin, CommonsStatsPort, LowBalance, Metering, MeteringDeps, PoolCounts, UsageSnapshot,
 } from './metering-contract';
 
-interface Job { agentId: string; action: MeteredAction; tier: string; chargeId: string; now: number }
+interface Job {
+  agentId: string; action: MeteredAction; tier: string; chargeId: string; now: number;
+  /** A lease the job's charge took a hold for (leases.ts): answers once the charge is on disk. */
+  lease?: Lease;
+}
 
 interface Decided {
   charge: Omit<Charge, 'refund' | 'usage'>;
-  usage: Omit<UsageSnapshot, 'commons_url' | 'commons_size' | 'commons_contributions'>;
+  usage: Figures['usage'];
+  figures: Figures;
   day: string;
   /** The ledger rows of a paid charge (what a refund gives back). */
   spendEntries: string[];
@@ -122,7 +128,8 @@ export function createMetering(deps: MeteringDeps): Metering {
       if (quota !== null && used >= quota) {
         const overage = pool === 'search' && tier.searchOverageUsdPerCall ? parseUsd(tier.searchOverageUsdPerCall) : 0;
         const l = limitCode[pool];
-        if (overage === 0 || summarize(lots, now).units < overage) {
+        const aside = overage === 0 ? 0 : heldUnits(state.holds ?? (state.holds = await m.holds(trx, agentId)), now);
+        if (overage === 0 || summarize(lots, now).units - aside < overage) {
           keep(agentId, state, account);
           throw new ApiError(l.status, l.code, `Monthly ${l.what} quota of ${quota} for tier ${tier.name} is used up for this UTC month` +
             (overage ? '; the search overage is paid from credit and the balance is too low' : ''), { upgrade_url: deps.upgradeUrl, limit: quota });
@@ -145,10 +152,13 @@ export function createMetering(deps: MeteringDeps): Metering {
         cost = ACTION_PRICE[action];
         free = false;
         const units = summarize(lots, now).units;
-        if (units < cost) {
+        // Credit that live holds set aside (leases.ts) answers only their own instance's calls.
+        const aside = heldUnits(state.holds ?? (state.holds = await m.holds(trx, agentId)), now);
+        if (units - aside < cost) {
           keep(agentId, state, account);
           throw new ApiError(402, 'INSUFFICIENT_CREDITS',
-            `The free floor of ${floor} ${pool} calls per rolling 30 days is used up and ${action} costs ${formatUsd(cost)} USD; the balance is ${formatUsd(units)} USD`,
+            `The free floor of ${floor} ${pool} calls per rolling 30 days is used up and ${action} costs ${formatUsd(cost)} USD; the balance is ${formatUsd(units)} USD` +
+            (aside > 0 ? `, of which ${formatUsd(aside)} USD is held for calls being answered by this or another svc instance (released within seconds)` : ''),
             { upgrade_url: deps.upgradeUrl, price_usd: formatUsd(cost), credits_remaining_usd: formatUsd(units) });
         }
       }
@@ -174,8 +184,26 @@ export function createMetering(deps: MeteringDeps): Metering {
     const counted = state.months.get(pool);
     if (counted?.day === day) counted.n++;
     else if (counted) state.months.delete(pool);
-    const after = summarize(lots, now);
-    let poolCounts: Decided['charge']['poolCounts'];
+    const f = await figures(trx, agentId, state, job.tier, account, pool, now, held);
+    keep(agentId, state, account);
+    return {
+      day,
+      spendEntries,
+      figures: f,
+      charge: { chargeId, agentId, action, pool, free, costUnits: cost, tier: tier.name, poolCounts: f.poolCounts },
+      usage: f.usage,
+    };
+  }
+
+  /**
+   * `_svc.usage` (less the commons part), the balance and the search pool's counts as `state` stands
+   * under `account`'s lock, the charges of this transaction included.
+   */
+  async function figures(trx: Transaction<Database>, agentId: string, state: MeterState, storedTier: string, account: LockedAccount, pool: Pool,
+    now: number, held?: Held): Promise<Figures> {
+    const tier = effectiveTier(storedTier, account.lifetime_purchase_units);
+    const after = summarize(state.lots!, now);
+    let poolCounts: Figures['poolCounts'];
     if (pool === 'search') {
       const month = monthCalls(trx, agentId, state, pool, now, held);
       const callsThisMonth = month instanceof Promise ? await month : month;
@@ -189,11 +217,9 @@ export function createMetering(deps: MeteringDeps): Metering {
       const loaded = queueOf(trx, agentId, state, 'browse');
       browse = FREE_FLOORS.browse! - usedInWindow(loaded instanceof Promise ? await loaded : loaded, now, FLOOR_WINDOW_MS);
     }
-    keep(agentId, state, account);
     return {
-      day,
-      spendEntries,
-      charge: { chargeId, agentId, action, pool, free, costUnits: cost, tier: tier.name, poolCounts },
+      balanceUnits: after.units,
+      poolCounts,
       usage: {
         credits_remaining_usd: formatUsd(after.units),
         tier_label: tier.label,
@@ -264,6 +290,9 @@ export function createMetering(deps: MeteringDeps): Metering {
           results.push({ ok: true, value: d });
           const dip = await markDip(trx, job, account, d);
           if (dip) low.push(dip);
+          else if (leases && !d.charge.free) {
+            job.lease = await leases.consider(trx, { agentId: job.agentId, action: job.action, storedTier: job.tier, now: job.now }, account, h.state!, d.charge, d.figures);
+          }
         } catch (e) {
           if (!(e instanceof ApiError)) throw e;
           results.push({ ok: false, error: e });
@@ -277,6 +306,20 @@ export function createMetering(deps: MeteringDeps): Metering {
   }, { durable: store.durable });
 
   const commonsPart = (agentId: string) => commonsUsage(deps, agentId);
+
+  /** Paid calls decided in memory from credit held under the lock (leases.ts); off unless configured. */
+  const leases = deps.leases && deps.leases.calls > 0 ? createLeases({
+    store, clock, options: deps.leases, log: deps.log,
+    stateOf: (_trx, account) => states.take(account.agent_id, account.prev_stamp),
+    keep,
+    figures: (trx, agentId, state, storedTier, account, pool, now) => figures(trx, agentId, state, storedTier, account, pool, now),
+    async load(trx, agentId, state, pool, now) {
+      if (!state.lots) state.lots = await m.lots(trx, agentId, now);
+      if (!state.holds) state.holds = await m.holds(trx, agentId);
+      const q = queueOf(trx, agentId, state, pool);
+      if (q instanceof Promise) await q;
+    },
+  }) : undefined;
 
   /**
    * `check` from the agent's state in memory, without the database: true when that copy lets a call
@@ -293,7 +336,8 @@ export function createMetering(deps: MeteringDeps): Metering {
     const state = states.peek(agentId);
     const queue = state?.pools.get(pool);
     if (!state?.lots || state.stamp === null || !queue) return false;
-    return pickSlot(queue, floor, now, FLOOR_WINDOW_MS) !== undefined || summarize(state.lots, now).units >= ACTION_PRICE[action];
+    return pickSlot(queue, floor, now, FLOOR_WINDOW_MS) !== undefined
+      || summarize(state.lots, now).units - (state.holds ? heldUnits(state.holds, now) : 0) >= ACTION_PRICE[action];
   }
 
   async function tierFor(agentId: string, opts?: ChargeOptions): Promise<string> {
@@ -304,10 +348,19 @@ export function createMetering(deps: MeteringDeps): Metering {
     async charge(agentId, action, opts) {
       if (!(action in ACTION_POOL)) throw new Error(`unknown metered action ${action}`);
       const tier = opts?.tier ?? (await tierFor(agentId));
+      const leased = leases?.use(agentId, action, tier);
+      if (leased) return { ...leased.charge, usage: Object.assign(leased.usage, await commonsPart(agentId)) };
       const job: Job = { agentId, action, tier, chargeId: newOrderedId(), now: clock.now() };
       // The commons figures are read while the charge waits for its batch.
       const commonsRead = commonsPart(agentId);
-      const d = await batcher.submit(job);
+      let d: Decided;
+      try {
+        d = await batcher.submit(job);
+      } catch (e) {
+        if (job.lease) leases!.discard(job.lease);
+        throw e;
+      }
+      if (job.lease) leases!.activate(job.lease);
       const commons = await commonsRead;
       let refunded = false;
       const charge: Charge = {
@@ -368,7 +421,14 @@ export function createMetering(deps: MeteringDeps): Metering {
       });
     },
     refund: (charge) => charge.refund(),
+    async settle(agentId) {
+      await leases?.settle(agentId);
+    },
+    async close() {
+      await leases?.close();
+    },
     async usage(agentId, opts) {
+      await leases?.settle(agentId);
       const stored = await tierFor(agentId, opts);
       const now = clock.now();
       const [part, commons] = await Promise.all([

@@ -66,8 +66,11 @@ export function createBillingModule(deps: BillingModuleDeps) {
     commonsUrl,
     commons: () => commons,
     onLowBalance: (e) => void billing.refill(e),
+    leases: { calls: config.billing.meteringLeaseCalls },
+    log: deps.log,
   });
-  const usageReadings = billingReadings(deps.database.db, clock);
+  // Readers of billing's counters write what leases answered first (leases.ts).
+  const usageReadings = billingReadings(deps.database.db, clock, (agentId) => counted.settle(agentId));
   const metering = config.billing.meteringEnabled ? counted : createUnmetered({
     counted, readings: usageReadings, agents: deps.agents, clock,
     stamp: (agentId) => store.sql.stamp(agentId),
@@ -101,9 +104,10 @@ export function createBillingModule(deps: BillingModuleDeps) {
     setCommons(port: CommonsStatsPort) { commons = port; },
     /** Storage figures of the memory and blob modules for the snapshot. */
     setStorage(port: StorageUsagePort) { storage = port; },
-    routes: billingRoutes({ billing, store, clock, storage: () => storage, billingPagePath: pagePath, stripeJsUrl: config.billing.stripeJsUrl, referrals, credits }),
-    close() {
+    routes: billingRoutes({ billing, store, clock, settle: (agentId) => counted.settle(agentId), storage: () => storage, billingPagePath: pagePath, stripeJsUrl: config.billing.stripeJsUrl, referrals, credits }),
+    async close() {
       if (timer) clearInterval(timer);
+      await counted.close();
     },
   };
   byConfig.set(config, module);
@@ -123,5 +127,5 @@ export interface BillingModule {
   setCommons(port: CommonsStatsPort): void;
   setStorage(port: StorageUsagePort): void;
   routes: ReturnType<typeof billingRoutes>;
-  close(): void;
+  close(): Promise<void>;
 }

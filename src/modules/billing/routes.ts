@@ -22,6 +22,8 @@ export interface BillingRouteDeps {
   billing: BillingService;
   store: BillingStore;
   clock: Clock;
+  /** Writes the agent's leased calls first (metering `settle`), so the snapshot counts every call. */
+  settle: (agentId: string) => Promise<void>;
   storage?: () => StorageUsagePort | undefined;
   billingPagePath?: string;
   stripeJsUrl: string;
@@ -41,6 +43,7 @@ export const billingRoutes = (deps: BillingRouteDeps): FastifyPluginAsyncTypebox
 
   app.get('/v1/billing', { schema: { summary: 'Billing snapshot: credit, tier, quotas and usage this month' }, config: { auth: 'key' } }, async (request) => {
     const a = agentOf(request);
+    await deps.settle(a.agentId);
     return billingSnapshot({ store: deps.store, clock: deps.clock, storage: deps.storage?.(), processor: billing.config().payment_processor }, a.agentId, a.tier);
   });
 

@@ -114,6 +114,9 @@ export function createUnmetered(deps: UnmeteredDeps): Metering {
       };
     },
     refund: async () => {},
+    // Nothing is charged, so nothing is leased.
+    settle: async () => {},
+    close: async () => {},
     async usage(agentId, opts) {
       const f = await figures(agentId, opts?.tier);
       return { ...f.usage, ...f.commons };

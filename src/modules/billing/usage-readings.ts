@@ -12,13 +12,15 @@ import { balanceOf } from './ledger-store';
 import { dailyRows, freeUsed } from './meter-store';
 import { ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS } from './pricing';
 
-export function billingReadings(db: Kysely<Database>, clock: Clock): MeterReadings {
+export function billingReadings(db: Kysely<Database>, clock: Clock, settle: (agentId: string) => Promise<void> = async () => {}): MeterReadings {
   return {
     async daily(agentId, fromDay, toDay) {
+      await settle(agentId);
       const rows = await dailyRows(db, agentId, fromDay, toDay);
       return rows.map((r) => ({ pool: r.pool, day: r.day, count: Number(r.count) }));
     },
     async freeUsed(agentId, pool) {
+      await settle(agentId);
       const floor = FREE_FLOORS[pool];
       return floor === null ? 0 : freeUsed(db, agentId, pool, floor, clock.now(), FLOOR_WINDOW_MS);
     },
@@ -27,9 +29,11 @@ export function billingReadings(db: Kysely<Database>, clock: Clock): MeterReadin
       return effectiveTier(storedTier, Number(row?.lifetime_purchase_units ?? 0));
     },
     async balanceUnits(agentId) {
+      await settle(agentId);
       return (await balanceOf(db, agentId, clock.now())).units;
     },
     async searchCounts(agentId, fromDay, toDay) {
+      await settle(agentId);
       const floor = FREE_FLOORS.search ?? 0;
       const since = clock.now() - FLOOR_WINDOW_MS;
       // Two indexed aggregates in one statement: one round trip on the hot path of every search.

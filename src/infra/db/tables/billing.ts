@@ -67,6 +67,19 @@ export interface MeteringDailyTable {
   count: number;
 }
 
+/**
+ * Credit set aside for one instance's in-memory decisions (billing/leases.ts): `units` not yet spent
+ * by settled calls; none once `expires_at` has passed.
+ */
+export interface MeteringHoldsTable {
+  agent_id: string;
+  hold_id: string;
+  pool: string;
+  units: number;
+  expires_at: number;
+  created_at: number;
+}
+
 export interface BillingWebhookEventsTable {
   event_id: string;
   type: string;
@@ -89,6 +102,7 @@ export interface BillingTables {
   credit_lots: CreditLotsTable;
   metering_free_slots: MeteringFreeSlotsTable;
   metering_daily: MeteringDailyTable;
+  metering_holds: MeteringHoldsTable;
   billing_webhook_events: BillingWebhookEventsTable;
   referral_payouts: ReferralPayoutsTable;
 }

@@ -1,0 +1,386 @@
+/**
+ * Credit leases: paid calls decided in memory from credit set aside in the database.
+ *
+ * Every charge is normally decided inside a transaction holding the agent's account lock and is on
+ * disk before its answer (metering.ts, batcher.ts). For an agent calling a pool past its free floor
+ * with ample credit, that transaction is most of what a cheap call costs (a cached search). So when
+ * such a charge is made, the same transaction also takes a **hold**: a block of the agent's credit
+ * (`calls` × the action's price) set aside for this instance (metering_holds), on disk with the
+ * charge. Until the lease ends, this instance answers further paid calls of that agent and action
+ * from the block in memory, with no transaction of their own, and **settles** them shortly after
+ * (every `settleMs`, one transaction for every lease with calls): their spend rows (one per lot and
+ * action, as a memory write batch writes them), the day counter, and the hold made smaller by what
+ * they spent.
+ *
+ * Why it stays exact with several instances: every charge decided under the lock (any instance)
+ * counts only the credit that no live hold sets aside, and a hold is taken only from that credit,
+ * so the blocks of all instances and the free credit never overlap. The credit stays in its lots
+ * until a settle spends it, so a hold is no spend: the balance shown is the agent's.
+ *
+ * When a lease is used (all must hold, otherwise the call is charged under the lock as before):
+ * - a credit-metered tier (not a legacy monthly quota), the pool's free floor used up when the hold
+ *   was taken, and the lease ends before the first free call leaves the rolling window (so no call
+ *   is charged while a free one is due) and at the end of the UTC day (day counters);
+ * - the credit not held by anyone is at least four blocks after the hold (the hold is at most a
+ *   fifth of it: another instance is never refused while a block sits idle here), and with
+ *   auto top-up on the hold does not reach under its threshold (so leased calls never open a dip);
+ * - the same stored tier as the charge that took the hold.
+ * A lease ends when its block is used, `useMs` after its last settle, at the times above, or when a
+ * settle finds a free call due again; the hold's row is then deleted with the last settle.
+ *
+ * What a crash costs: the hold expires `holdMs` after its last settle and sets nothing aside from
+ * then; the calls answered since that settle (at most `settleMs` of them) are never recorded, so
+ * the agent is not charged for them and they are not counted. No credit is lost or spent twice.
+ * Readers that must see every call (the billing snapshot, GET /v1/usage) settle the agent first.
+ */
+import { newOrderedId } from '../../lib/ids';
+import { formatUsd, type Units } from '../../lib/money';
+import { tierOf } from '../../lib/tiers';
+import { utcDay } from '../../lib/utc';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../infra/db/schema';
+import type { Clock } from '../../lib/clock';
+import { holdAccount } from './held-account';
+import { refundDraws } from './ledger-store';
+import { heldUnits, summarize, type MeterSql } from './meter-sql';
+import { pickSlot, type MeterState } from './meter-state';
+import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, type MeteredAction, type Pool } from './pricing';
+import type { BillingStore, LockedAccount } from './store';
+import type { Charge, PoolCounts, UsageSnapshot } from './metering-contract';
+
+export interface LeaseOptions {
+  /** Paid calls per hold (0: no leases, every call is charged under the lock). */
+  calls: number;
+  /** How long after a leased call it is settled (written). */
+  settleMs?: number;
+  /** How long a lease may answer after its last settle. */
+  useMs?: number;
+  /** How long a hold sets credit aside after its last settle (then another instance may use it). */
+  holdMs?: number;
+}
+
+/** `_svc.usage` less the commons part, and the search pool's counts, as a charge leaves them. */
+export interface Figures {
+  usage: Omit<UsageSnapshot, 'commons_url' | 'commons_size' | 'commons_contributions'>;
+  poolCounts?: PoolCounts;
+  /** The balance `usage` shows, in units. */
+  balanceUnits: Units;
+}
+
+type Draw = { lotId: string; units: Units };
+interface LeasedCall { chargeId: string; at: number; phase: 'open' | 'settling' | 'settled' | 'refunded'; draws?: Draw[] }
+
+export interface Lease {
+  key: string;
+  holdId: string;
+  agentId: string;
+  action: MeteredAction;
+  pool: Pool;
+  price: Units;
+  storedTier: string;
+  /** False until the transaction that took the hold is on disk. */
+  active: boolean;
+  /** Units the hold's row sets aside (what settles have not spent yet). */
+  held: Units;
+  /** Of `held`, what new calls may still use. */
+  left: Units;
+  useUntil: number;
+  day: string;
+  calls: LeasedCall[];
+  /** The figures of the last lock (hold or settle); leased calls adjust the balance and the month's count. */
+  figures: Figures;
+  tierName: Charge['tier'];
+  /** Set while a settle of this lease runs (calls answered meanwhile wait for the next one). */
+  settling?: Promise<void>;
+  /** Calls answered since the last settle began: the next top-up holds twice as many, up to 16 blocks. */
+  pace: number;
+  /** A settle decided the lease ends: it answers nothing more; ended once its last calls are written. */
+  closing: boolean;
+  ended: boolean;
+}
+
+export interface LeaseDeps {
+  store: BillingStore;
+  clock: Clock;
+  options: LeaseOptions;
+  /** The agent's metering state under `account`'s lock (metering.ts: the cached copy if its stamp matches, else a fresh one). */
+  stateOf(trx: Transaction<Database>, account: LockedAccount): MeterState;
+  /** The state now matches what this transaction wrote (metering.ts `keep`). */
+  keep(agentId: string, state: MeterState, account: LockedAccount): void;
+  /** `_svc.usage` and the pool counts from `state` (metering.ts). */
+  figures(trx: Transaction<Database>, agentId: string, state: MeterState, storedTier: string, account: LockedAccount, pool: Pool, now: number): Promise<Figures>;
+  /** Loads what the state lacks of the live lots, the holds and the pool's free slots. */
+  load(trx: Transaction<Database>, agentId: string, state: MeterState, pool: Pool, now: number): Promise<void>;
+  log?: (msg: string, err?: unknown) => void;
+}
+
+const DAY_MS = 86_400_000;
+/** The held block is at most this share of the credit no hold sets aside. */
+const MAX_SHARE = 5;
+
+export function createLeases(deps: LeaseDeps) {
+  const { store, clock } = deps;
+  const m: MeterSql = store.sql;
+  const calls = deps.options.calls;
+  const settleMs = deps.options.settleMs ?? 100;
+  const useMs = deps.options.useMs ?? 2_000;
+  const holdMs = deps.options.holdMs ?? 30_000;
+  const leases = new Map<string, Lease>();
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const keyOf = (agentId: string, action: string) => `${agentId}\u0000${action}`;
+
+  /** When the lease must stop answering: `useMs` from now, before a free call is due, before the UTC day ends. */
+  function useLimit(state: MeterState, pool: Pool, now: number): number {
+    const q = state.pools.get(pool);
+    const nextFree = q?.slots[0] ? q.slots[0].used_at + FLOOR_WINDOW_MS : now;
+    return Math.min(now + useMs, nextFree, (Math.floor(now / DAY_MS) + 1) * DAY_MS);
+  }
+
+  /** Whether the credit lets a block of `units` be held under `account`'s lock (see the module comment). */
+  function affords(state: MeterState, account: LockedAccount, units: Units, now: number): boolean {
+    const free = summarize(state.lots!, now).units - heldUnits(state.holds!, now);
+    if (free < MAX_SHARE * units) return false;
+    return account.auto_topup_enabled !== 1 || free - units >= account.auto_topup_threshold_units;
+  }
+
+  function schedule(): void {
+    if (timer || closed || leases.size === 0) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void settle().finally(schedule);
+    }, settleMs);
+    timer.unref();
+  }
+
+  /**
+   * Writes the calls of these leases (one transaction, the agents' locks), tops their holds up to a
+   * block and ends the leases that must end (`end`: all of them). While a lease settles it answers
+   * nothing (such calls are charged under the lock).
+   */
+  async function settleLeases(list: Lease[], end: boolean): Promise<void> {
+    if (list.length === 0) return;
+    const now = clock.now();
+    let release!: () => void;
+    const done = new Promise<void>((r) => (release = r));
+    for (const l of list) l.settling = done;
+    const batch = list.map((l) => ({ l, calls: l.calls.filter((c) => c.phase === 'open') }));
+    const paces = new Map(list.map((l) => [l, l.pace]));
+    for (const l of list) l.pace = 0;
+    for (const b of batch) for (const c of b.calls) c.phase = 'settling';
+    const outcome: { l: Lease; figures: Figures; useUntil: number; end: boolean; held: Units; draws: Map<LeasedCall, Draw[]> }[] = [];
+    try {
+      await store.withLocks([...new Set(list.map((l) => l.agentId))], now, async (trx, accounts) => {
+        const states = new Map<string, MeterState>();
+        for (const { l, calls: due } of batch) {
+          const account = accounts.get(l.agentId)!;
+          let state = states.get(l.agentId);
+          if (!state) states.set(l.agentId, (state = deps.stateOf(trx, account)));
+          state.stamp = null;
+          await deps.load(trx, l.agentId, state, l.pool, now);
+          const lots = state.lots!;
+          // Each call draws from the lots in spending order, as if charged alone; one spend row per
+          // lot and action and one lot update per lot are written for all of them.
+          const h = holdAccount(account, true);
+          const draws = new Map<LeasedCall, Draw[]>();
+          let spent = 0;
+          for (const c of due) {
+            // Only if this instance stalled past its hold's expiry could other charges have taken the
+            // credit: what cannot be drawn then is not charged (logged).
+            if (summarize(lots, now).units < l.price) {
+              deps.log?.(`billing lease ${l.holdId}: credit gone before a call was settled (hold expired); call ${c.chargeId} not charged`);
+              draws.set(c, []);
+              continue;
+            }
+            const mine: Draw[] = [];
+            await m.spend(trx, lots, { agentId: l.agentId, units: l.price, action: l.action, chargeId: c.chargeId, now: c.at }, {
+              take: (lotId, units) => { h.defer.take(lotId, units); mine.push({ lotId, units }); },
+              row: h.defer.row,
+            });
+            draws.set(c, mine);
+            spent += l.price;
+          }
+          for (const [lot, units] of h.takes) await m.takeLot(trx, lot, units);
+          for (const r of h.rows!.values()) await m.spendRow(trx, { agentId: l.agentId, ...r });
+          if (due.length > 0) {
+            await m.bumpDaily(trx, l.agentId, l.pool, l.day, due.length);
+            const counted = state.months.get(l.pool);
+            if (counted?.day === l.day) counted.n += due.length;
+            else if (counted) state.months.delete(l.pool);
+          }
+          // What the hold still sets aside once these calls are spent, then topped up to a whole
+          // block again if the credit allows it as it would a new hold.
+          const remaining = Math.max(0, l.held - spent);
+          state.holds = state.holds!.map((x) => (x.hold_id === l.holdId ? { ...x, units: remaining } : x));
+          const topUp = Math.max(0, Math.min(16 * calls, Math.max(calls, 2 * paces.get(l)!)) * l.price - remaining);
+          const freeDue = pickSlot(state.pools.get(l.pool)!, FREE_FLOORS[l.pool]!, now, FLOOR_WINDOW_MS) !== undefined;
+          const useUntil = useLimit(state, l.pool, now);
+          const ending = end || closed || l.closing || freeDue || useUntil <= now || l.day !== utcDay(now) || (topUp > 0 && !affords(state, account, topUp, now));
+          if (ending) l.closing = true;
+          // Calls answered while this settle runs are in the hold still: it ends with the next settle.
+          const last = ending && !l.calls.some((c) => c.phase === 'open');
+          const held = last ? 0 : ending ? remaining : remaining + topUp;
+          if (last) {
+            await m.dropHold(trx, l.agentId, l.holdId);
+            state.holds = state.holds.filter((x) => x.hold_id !== l.holdId);
+          } else {
+            const expires = now + holdMs;
+            await m.setHold(trx, l.agentId, l.holdId, held, expires);
+            state.holds = state.holds.map((x) => (x.hold_id === l.holdId ? { ...x, units: held, expires_at: expires } : x));
+          }
+          const figures = await deps.figures(trx, l.agentId, state, l.storedTier, account, l.pool, now);
+          deps.keep(l.agentId, state, account);
+          outcome.push({ l, figures, useUntil, end: last, held, draws });
+        }
+      }, { deferFlush: true });
+      await store.durable();
+      for (const o of outcome) {
+        const { l } = o;
+        for (const [c, d] of o.draws) if (c.phase === 'settling') {
+          c.phase = 'settled';
+          c.draws = d;
+        }
+        // What the hold sets aside now, less what calls answered while it settled use.
+        l.calls = l.calls.filter((c) => c.phase === 'open' || c.phase === 'settling');
+        l.held = o.held;
+        l.left = o.held - l.calls.length * l.price;
+        l.useUntil = o.useUntil;
+        l.figures = o.figures;
+        if (o.end) endLease(l);
+      }
+    } catch (e) {
+      // Rolled back: the calls are written by the next settle.
+      for (const b of batch) for (const c of b.calls) if (c.phase === 'settling') c.phase = 'open';
+      deps.log?.('billing lease settle failed', e);
+      if (end || closed) for (const l of list) endLease(l);
+    } finally {
+      for (const l of list) if (l.settling === done) l.settling = undefined;
+      release();
+    }
+  }
+
+  function endLease(l: Lease): void {
+    l.ended = true;
+    if (leases.get(l.key) === l) leases.delete(l.key);
+  }
+
+  /** Settles the leases that are due now (calls to write, or the lease must end); first waits for settles already running. */
+  async function settle(agentId?: string): Promise<void> {
+    const mine = [...leases.values()].filter((l) => agentId === undefined || l.agentId === agentId);
+    for (const l of mine) if (l.settling) await l.settling;
+    const now = clock.now();
+    const due = mine.filter((l) => l.active && !l.ended && !l.settling
+      && (l.calls.some((c) => c.phase === 'open') || l.closing || now >= l.useUntil || l.left < l.price || l.day !== utcDay(now)));
+    await settleLeases(due, false);
+  }
+
+  return {
+    /**
+     * After a paid charge decided under the lock (billing's own batch): takes a hold for the agent's
+     * next calls of this action when the rules allow. The lease answers only once `activate` is called
+     * (after the transaction is on disk); `discard` if it rolled back.
+     */
+    async consider(trx: Transaction<Database>, c: { agentId: string; action: MeteredAction; storedTier: string; now: number },
+      account: LockedAccount, state: MeterState, charged: { free: boolean; costUnits: Units; tier: Charge['tier'] }, figures: Figures): Promise<Lease | undefined> {
+      if (calls <= 0 || closed || charged.free || charged.costUnits <= 0) return undefined;
+      const pool = ACTION_POOL[c.action];
+      if (FREE_FLOORS[pool] === null || tierOf(charged.tier).metering === 'monthly') return undefined;
+      const key = keyOf(c.agentId, c.action);
+      if (leases.has(key)) return undefined;
+      const price = ACTION_PRICE[c.action];
+      const units = calls * price;
+      await deps.load(trx, c.agentId, state, pool, c.now);
+      if (!affords(state, account, units, c.now)) return undefined;
+      const useUntil = useLimit(state, pool, c.now);
+      if (useUntil <= c.now) return undefined;
+      const holdId = newOrderedId();
+      const expires = c.now + holdMs;
+      await m.addHold(trx, { agentId: c.agentId, holdId, pool, units, expiresAt: expires, now: c.now });
+      state.holds = [...state.holds!.filter((h) => h.expires_at > c.now), { hold_id: holdId, units, expires_at: expires }];
+      const lease: Lease = {
+        key, holdId, agentId: c.agentId, action: c.action, pool, price, storedTier: c.storedTier, active: false,
+        held: units, left: units, useUntil, day: utcDay(c.now), calls: [], figures: { ...figures, usage: { ...figures.usage } }, tierName: charged.tier,
+        pace: 0, closing: false, ended: false,
+      };
+      leases.set(key, lease);
+      return lease;
+    },
+
+    activate(l: Lease): void {
+      // Closed meanwhile: the hold expires unused.
+      if (leases.get(l.key) !== l || closed) return;
+      l.active = true;
+      schedule();
+    },
+
+    discard(l: Lease): void {
+      endLease(l);
+    },
+
+    /**
+     * A paid call answered from the agent's lease, if one may answer it now (see the module comment);
+     * undefined: charge it under the lock.
+     */
+    use(agentId: string, action: MeteredAction, storedTier: string): { charge: Omit<Charge, 'usage'>; usage: Figures['usage'] } | undefined {
+      if (leases.size === 0) return undefined;
+      const l = leases.get(keyOf(agentId, action));
+      if (!l || !l.active || l.closing || l.left < l.price || l.storedTier !== storedTier) return undefined;
+      const now = clock.now();
+      if (now >= l.useUntil || utcDay(now) !== l.day) return undefined;
+      l.left -= l.price;
+      const call: LeasedCall = { chargeId: newOrderedId(), at: now, phase: 'open' };
+      l.calls.push(call);
+      l.pace++;
+      // Used up: settled (and topped up) at once rather than at the next tick.
+      if (l.left < l.price) setImmediate(() => void settle(agentId));
+      else schedule();
+      // The figures of the last lock, less (and plus) what this lease's calls not yet written use.
+      const f = l.figures;
+      const poolCounts = f.poolCounts && { ...f.poolCounts, callsThisMonth: f.poolCounts.callsThisMonth + l.calls.length };
+      return {
+        charge: {
+          chargeId: call.chargeId, agentId, action, pool: l.pool, free: false, costUnits: l.price, tier: l.tierName, poolCounts,
+          refund: () => refund(l, call),
+        },
+        usage: { ...f.usage, credits_remaining_usd: formatUsd(f.balanceUnits - l.calls.length * l.price) },
+      };
+    },
+
+    /** Settles every lease of the agent (or all) that has calls to write: readers that must see every call call this first. */
+    settle,
+
+    /** Settles everything and ends every lease (shutdown). */
+    async close(): Promise<void> {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      for (const l of leases.values()) if (l.settling) await l.settling;
+      await settleLeases([...leases.values()].filter((l) => l.active), true);
+      leases.clear();
+    },
+
+    get size() {
+      return leases.size;
+    },
+  };
+
+  /** Gives a leased call back: to the block while unwritten, else to the lots it was drawn from. */
+  async function refund(l: Lease, call: LeasedCall): Promise<void> {
+    while (call.phase === 'settling' && l.settling) await l.settling;
+    if (call.phase === 'open') {
+      call.phase = 'refunded';
+      l.calls = l.calls.filter((c) => c !== call);
+      if (!l.ended) l.left += l.price;
+      return;
+    }
+    if (call.phase !== 'settled') return;
+    call.phase = 'refunded';
+    await store.withLocks([l.agentId], clock.now(), async (trx) => {
+      await refundDraws(trx, l.agentId, call.chargeId, l.action, call.draws ?? [], clock.now());
+      await m.bumpDaily(trx, l.agentId, l.pool, l.day, -1);
+    });
+  }
+}
+
+export type Leases = ReturnType<typeof createLeases>;
