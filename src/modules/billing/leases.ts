@@ -8,9 +8,11 @@
  * (`calls` × the action's price) set aside for this instance (metering_holds), on disk with the
  * charge. Until the lease ends, this instance answers further paid calls of that agent and action
  * from the block in memory, with no transaction of their own, and **settles** them shortly after
- * (every `settleMs`, one transaction for every lease with calls): their spend rows (one per lot and
- * action, as a memory write batch writes them), the day counter, and the hold made smaller by what
- * they spent.
+ * (every `settleMs`, one transaction for every lease with calls; at once when the block is used up):
+ * their spend rows (one per lot and action, as a memory write batch writes them), the day counter,
+ * and the hold: made smaller by what they spent, then topped up again to twice the calls answered
+ * since the last settle (at least one block of `calls`, at most 16), if the credit allows it as it
+ * would a new hold.
  *
  * Why it stays exact with several instances: every charge decided under the lock (any instance)
  * counts only the credit that no live hold sets aside, and a hold is taken only from that credit,
@@ -21,12 +23,13 @@
  * - a credit-metered tier (not a legacy monthly quota), the pool's free floor used up when the hold
  *   was taken, and the lease ends before the first free call leaves the rolling window (so no call
  *   is charged while a free one is due) and at the end of the UTC day (day counters);
- * - the credit not held by anyone is at least four blocks after the hold (the hold is at most a
- *   fifth of it: another instance is never refused while a block sits idle here), and with
- *   auto top-up on the hold does not reach under its threshold (so leased calls never open a dip);
+ * - the credit not held by anyone is at least five times what the hold (or its top-up) takes (so
+ *   another instance is not refused while a block sits idle here), and with auto top-up on, the
+ *   hold does not reach under its threshold (so leased calls never open a dip);
  * - the same stored tier as the charge that took the hold.
- * A lease ends when its block is used, `useMs` after its last settle, at the times above, or when a
- * settle finds a free call due again; the hold's row is then deleted with the last settle.
+ * A lease ends `useMs` after its last settle (an idle lease), at the times above, when a settle finds
+ * a free call due again or the credit too low for a top-up, and at shutdown; its hold's row is
+ * deleted by the settle that writes its last calls.
  *
  * What a crash costs: the hold expires `holdMs` after its last settle and sets nothing aside from
  * then; the calls answered since that settle (at most `settleMs` of them) are never recorded, so
@@ -94,6 +97,11 @@ export interface Lease {
   settling?: Promise<void>;
   /** Calls answered since the last settle began: the next top-up holds twice as many, up to 16 blocks. */
   pace: number;
+  /**
+   * Calls answered and not yet in the database (counted down inside the settle's transaction, so a
+   * charge decided under the lock after it never counts a call twice): what the figures add.
+   */
+  unwritten: number;
   /** A settle decided the lease ends: it answers nothing more; ended once its last calls are written. */
   closing: boolean;
   ended: boolean;
@@ -108,7 +116,7 @@ export interface LeaseDeps {
   /** The state now matches what this transaction wrote (metering.ts `keep`). */
   keep(agentId: string, state: MeterState, account: LockedAccount): void;
   /** `_svc.usage` and the pool counts from `state` (metering.ts). */
-  figures(trx: Transaction<Database>, agentId: string, state: MeterState, storedTier: string, account: LockedAccount, pool: Pool, now: number): Promise<Figures>;
+  figures(trx: Transaction<Database>, agentId: string, state: MeterState, storedTier: string, account: LockedAccount, pool: Pool, now: number, except: Lease): Promise<Figures>;
   /** Loads what the state lacks of the live lots, the holds and the pool's free slots. */
   load(trx: Transaction<Database>, agentId: string, state: MeterState, pool: Pool, now: number): Promise<void>;
   log?: (msg: string, err?: unknown) => void;
@@ -155,9 +163,9 @@ export function createLeases(deps: LeaseDeps) {
   }
 
   /**
-   * Writes the calls of these leases (one transaction, the agents' locks), tops their holds up to a
-   * block and ends the leases that must end (`end`: all of them). While a lease settles it answers
-   * nothing (such calls are charged under the lock).
+   * Writes the calls of these leases (one transaction, the agents' locks), tops their holds up and
+   * ends the leases that must end (`end`: all of them). Calls a lease answers while it settles are
+   * covered by its hold still and written by the next settle.
    */
   async function settleLeases(list: Lease[], end: boolean): Promise<void> {
     if (list.length === 0) return;
@@ -169,7 +177,8 @@ export function createLeases(deps: LeaseDeps) {
     const paces = new Map(list.map((l) => [l, l.pace]));
     for (const l of list) l.pace = 0;
     for (const b of batch) for (const c of b.calls) c.phase = 'settling';
-    const outcome: { l: Lease; figures: Figures; useUntil: number; end: boolean; held: Units; draws: Map<LeasedCall, Draw[]> }[] = [];
+    const written = new Map<Lease, number>();
+    const outcome: { l: Lease; useUntil: number; end: boolean; held: Units; draws: Map<LeasedCall, Draw[]> }[] = [];
     try {
       await store.withLocks([...new Set(list.map((l) => l.agentId))], now, async (trx, accounts) => {
         const states = new Map<string, MeterState>();
@@ -208,6 +217,8 @@ export function createLeases(deps: LeaseDeps) {
             const counted = state.months.get(l.pool);
             if (counted?.day === l.day) counted.n += due.length;
             else if (counted) state.months.delete(l.pool);
+            l.unwritten -= due.length;
+            written.set(l, due.length);
           }
           // What the hold still sets aside once these calls are spent, then topped up to a whole
           // block again if the credit allows it as it would a new hold.
@@ -216,7 +227,8 @@ export function createLeases(deps: LeaseDeps) {
           const topUp = Math.max(0, Math.min(16 * calls, Math.max(calls, 2 * paces.get(l)!)) * l.price - remaining);
           const freeDue = pickSlot(state.pools.get(l.pool)!, FREE_FLOORS[l.pool]!, now, FLOOR_WINDOW_MS) !== undefined;
           const useUntil = useLimit(state, l.pool, now);
-          const ending = end || closed || l.closing || freeDue || useUntil <= now || l.day !== utcDay(now) || (topUp > 0 && !affords(state, account, topUp, now));
+          // Past its time (idle since its last settle), a lease answers nothing more: it ends, not renewed.
+          const ending = end || closed || l.closing || now >= l.useUntil || freeDue || useUntil <= now || l.day !== utcDay(now) || (topUp > 0 && !affords(state, account, topUp, now));
           if (ending) l.closing = true;
           // Calls answered while this settle runs are in the hold still: it ends with the next settle.
           const last = ending && !l.calls.some((c) => c.phase === 'open');
@@ -229,9 +241,10 @@ export function createLeases(deps: LeaseDeps) {
             await m.setHold(trx, l.agentId, l.holdId, held, expires);
             state.holds = state.holds.map((x) => (x.hold_id === l.holdId ? { ...x, units: held, expires_at: expires } : x));
           }
-          const figures = await deps.figures(trx, l.agentId, state, l.storedTier, account, l.pool, now);
+          // The figures function gives them to the agent's leases (`refresh`).
+          await deps.figures(trx, l.agentId, state, l.storedTier, account, l.pool, now, l);
           deps.keep(l.agentId, state, account);
-          outcome.push({ l, figures, useUntil, end: last, held, draws });
+          outcome.push({ l, useUntil, end: last, held, draws });
         }
       }, { deferFlush: true });
       await store.durable();
@@ -246,12 +259,12 @@ export function createLeases(deps: LeaseDeps) {
         l.held = o.held;
         l.left = o.held - l.calls.length * l.price;
         l.useUntil = o.useUntil;
-        l.figures = o.figures;
         if (o.end) endLease(l);
       }
     } catch (e) {
       // Rolled back: the calls are written by the next settle.
       for (const b of batch) for (const c of b.calls) if (c.phase === 'settling') c.phase = 'open';
+      for (const [l, n] of written) l.unwritten += n;
       deps.log?.('billing lease settle failed', e);
       if (end || closed) for (const l of list) endLease(l);
     } finally {
@@ -301,7 +314,7 @@ export function createLeases(deps: LeaseDeps) {
       const lease: Lease = {
         key, holdId, agentId: c.agentId, action: c.action, pool, price, storedTier: c.storedTier, active: false,
         held: units, left: units, useUntil, day: utcDay(c.now), calls: [], figures: { ...figures, usage: { ...figures.usage } }, tierName: charged.tier,
-        pace: 0, closing: false, ended: false,
+        pace: 0, unwritten: 0, closing: false, ended: false,
       };
       leases.set(key, lease);
       return lease;
@@ -323,7 +336,7 @@ export function createLeases(deps: LeaseDeps) {
      * undefined: charge it under the lock.
      */
     use(agentId: string, action: MeteredAction, storedTier: string): { charge: Omit<Charge, 'usage'>; usage: Figures['usage'] } | undefined {
-      if (leases.size === 0) return undefined;
+      if (leases.size === 0 || closed) return undefined;
       const l = leases.get(keyOf(agentId, action));
       if (!l || !l.active || l.closing || l.left < l.price || l.storedTier !== storedTier) return undefined;
       const now = clock.now();
@@ -332,19 +345,86 @@ export function createLeases(deps: LeaseDeps) {
       const call: LeasedCall = { chargeId: newOrderedId(), at: now, phase: 'open' };
       l.calls.push(call);
       l.pace++;
+      l.unwritten++;
       // Used up: settled (and topped up) at once rather than at the next tick.
       if (l.left < l.price) setImmediate(() => void settle(agentId));
       else schedule();
       // The figures of the last lock, less (and plus) what this lease's calls not yet written use.
       const f = l.figures;
-      const poolCounts = f.poolCounts && { ...f.poolCounts, callsThisMonth: f.poolCounts.callsThisMonth + l.calls.length };
+      const poolCounts = f.poolCounts && { ...f.poolCounts, callsThisMonth: f.poolCounts.callsThisMonth + l.unwritten };
       return {
         charge: {
           chargeId: call.chargeId, agentId, action, pool: l.pool, free: false, costUnits: l.price, tier: l.tierName, poolCounts,
           refund: () => refund(l, call),
         },
-        usage: { ...f.usage, credits_remaining_usd: formatUsd(f.balanceUnits - l.calls.length * l.price) },
+        usage: { ...f.usage, credits_remaining_usd: formatUsd(f.balanceUnits - l.unwritten * l.price) },
       };
+    },
+
+    /**
+     * Credit this instance holds for the agent and has not used yet goes to a charge decided under the
+     * lock that the unheld credit cannot pay (a memory write, a browse, a search of another action, a
+     * call made before the lease answers): up to `units`, taken from leases not settling right now,
+     * whose hold rows are made smaller in `trx`. Returns the units given. (Another instance's holds
+     * cannot be given back this way: there a refusal can happen while credit is held, until that
+     * lease's next settle or end; see docs/billing.md.)
+     */
+    async yieldTo(trx: Transaction<Database>, agentId: string, state: MeterState, units: Units): Promise<Units> {
+      let given = 0;
+      for (const l of leases.values()) {
+        if (given >= units) break;
+        if (l.agentId !== agentId || l.settling || l.ended) continue;
+        const row = state.holds?.find((h) => h.hold_id === l.holdId);
+        const x = Math.min(l.left, units - given);
+        if (!row || x <= 0) continue;
+        l.left -= x;
+        l.held -= x;
+        given += x;
+        await m.setHold(trx, agentId, l.holdId, l.held, row.expires_at);
+        state.holds = state.holds!.map((h) => (h === row ? { ...h, units: l.held } : h));
+      }
+      return given;
+    },
+
+    /** Calls of `pool` (and credit, of every pool) the agent's leases here have answered and not yet written, but `except`'s. */
+    unwritten(agentId: string, pool: Pool, except?: Lease): { calls: number; units: Units } {
+      let calls = 0;
+      let units = 0;
+      if (leases.size > 0) {
+        for (const l of leases.values()) {
+          if (l.agentId !== agentId || l === except) continue;
+          if (l.pool === pool) calls += l.unwritten;
+          units += l.unwritten * l.price;
+        }
+      }
+      return { calls, units };
+    },
+
+    /**
+     * Figures just computed under the agent's lock (`f`, without the unwritten calls of every lease
+     * but `except`'s) become the base of what the agent's leases show: each adds back its own
+     * unwritten calls, since it subtracts them per answer. So a charge under the lock in between is
+     * never missing from a leased answer's balance or count.
+     */
+    refresh(agentId: string, pool: Pool, f: Figures, except?: Lease): void {
+      if (leases.size === 0) return;
+      for (const l of leases.values()) {
+        if (l.agentId !== agentId) continue;
+        const own = l === except ? 0 : l.unwritten;
+        const counts = l.pool === pool ? f.poolCounts : undefined;
+        l.figures = {
+          usage: { ...f.usage },
+          balanceUnits: f.balanceUnits + own * l.price,
+          poolCounts: counts ? { ...counts, callsThisMonth: counts.callsThisMonth - own } : l.figures.poolCounts,
+        };
+      }
+    },
+
+    /** What `yieldTo` could give the agent now (a dry-run decision counts it as the agent's). */
+    spare(agentId: string): Units {
+      let n = 0;
+      for (const l of leases.values()) if (l.agentId === agentId && !l.settling && !l.ended) n += Math.max(0, l.left);
+      return n;
     },
 
     /** Settles every lease of the agent (or all) that has calls to write: readers that must see every call call this first. */
@@ -371,6 +451,7 @@ export function createLeases(deps: LeaseDeps) {
     if (call.phase === 'open') {
       call.phase = 'refunded';
       l.calls = l.calls.filter((c) => c !== call);
+      l.unwritten--;
       if (!l.ended) l.left += l.price;
       return;
     }

@@ -153,7 +153,10 @@ export function createMetering(deps: MeteringDeps): Metering {
         free = false;
         const units = summarize(lots, now).units;
         // Credit that live holds set aside (leases.ts) answers only their own instance's calls.
-        const aside = heldUnits(state.holds ?? (state.holds = await m.holds(trx, agentId)), now);
+        let aside = heldUnits(state.holds ?? (state.holds = await m.holds(trx, agentId)), now);
+        // What this instance's own leases hold unused pays the call rather than a refusal.
+        const short = cost - (units - aside);
+        if (short > 0 && leases) aside -= dryRun ? leases.spare(agentId) : await leases.yieldTo(trx, agentId, state, short);
         if (units - aside < cost) {
           keep(agentId, state, account);
           throw new ApiError(402, 'INSUFFICIENT_CREDITS',
@@ -200,15 +203,18 @@ export function createMetering(deps: MeteringDeps): Metering {
    * under `account`'s lock, the charges of this transaction included.
    */
   async function figures(trx: Transaction<Database>, agentId: string, state: MeterState, storedTier: string, account: LockedAccount, pool: Pool,
-    now: number, held?: Held): Promise<Figures> {
+    now: number, held?: Held, except?: Lease): Promise<Figures> {
     const tier = effectiveTier(storedTier, account.lifetime_purchase_units);
     const after = summarize(state.lots!, now);
+    // Calls this instance's leases answered and have not written yet (leases.ts) are the agent's too.
+    const unwritten = leases?.unwritten(agentId, pool, except);
+    if (unwritten) after.units -= unwritten.units;
     let poolCounts: Figures['poolCounts'];
     if (pool === 'search') {
       const month = monthCalls(trx, agentId, state, pool, now, held);
       const callsThisMonth = month instanceof Promise ? await month : month;
       const loaded = queueOf(trx, agentId, state, pool);
-      poolCounts = { callsThisMonth, freeUsedInWindow: usedInWindow(loaded instanceof Promise ? await loaded : loaded, now, FLOOR_WINDOW_MS) };
+      poolCounts = { callsThisMonth: callsThisMonth + (unwritten?.calls ?? 0), freeUsedInWindow: usedInWindow(loaded instanceof Promise ? await loaded : loaded, now, FLOOR_WINDOW_MS) };
     }
     let browse: number | null;
     if (tier.metering === 'monthly') {
@@ -217,7 +223,7 @@ export function createMetering(deps: MeteringDeps): Metering {
       const loaded = queueOf(trx, agentId, state, 'browse');
       browse = FREE_FLOORS.browse! - usedInWindow(loaded instanceof Promise ? await loaded : loaded, now, FLOOR_WINDOW_MS);
     }
-    return {
+    const f: Figures = {
       balanceUnits: after.units,
       poolCounts,
       usage: {
@@ -228,6 +234,8 @@ export function createMetering(deps: MeteringDeps): Metering {
         browse_calls_remaining: browse,
       },
     };
+    leases?.refresh(agentId, pool, f, except);
+    return f;
   }
 
   /**
@@ -312,7 +320,7 @@ export function createMetering(deps: MeteringDeps): Metering {
     store, clock, options: deps.leases, log: deps.log,
     stateOf: (_trx, account) => states.take(account.agent_id, account.prev_stamp),
     keep,
-    figures: (trx, agentId, state, storedTier, account, pool, now) => figures(trx, agentId, state, storedTier, account, pool, now),
+    figures: (trx, agentId, state, storedTier, account, pool, now, except) => figures(trx, agentId, state, storedTier, account, pool, now, undefined, except),
     async load(trx, agentId, state, pool, now) {
       if (!state.lots) state.lots = await m.lots(trx, agentId, now);
       if (!state.holds) state.holds = await m.holds(trx, agentId);
