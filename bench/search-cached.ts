@@ -12,6 +12,9 @@
  * beforehand (no lock, no decision, no ledger row, no commit; everything else of the route as is),
  * i.e. what the route would reach if metering cost nothing. If that ceiling is under the target, no
  * change to metering alone can meet it.
+ * Since the sixteenth session paid searches past the first are answered from a credit lease (credit
+ * held under the lock, calls written within ~0.1 s: docs/billing.md); `LEASES=off` measures the
+ * charge per call as before.
  * ROUNDS (default 6) rounds of SECONDS (default 3) per path at CONNECTIONS (default 10), the order
  * rotated every round (harness.ts `interleaved`); the figure is the median of the rounds' ratios
  * (until the thirteenth session one 8 s run of each, which moved 32–41 % from run to run). The ratio
@@ -35,7 +38,9 @@ const brave = await startBraveFake({ apiKey: 'bench-key' });
 const baseline = await startBaseline();
 const svc = await startSvc({ SVC_SEARCH_PRIMARY: 'brave', SVC_BRAVE_API_KEY: 'bench-key', SVC_BRAVE_URL: brave.url, SVC_SEARCH_CACHE: 'memory', SVC_EMBEDDINGS: 'none',
   // METERING=off runs the same route with billing's uncounted mode, to show what the per-call commit costs.
-  ...(process.env.METERING === 'off' ? { SVC_METERING_ENABLED: 'false' } : {}) });
+  ...(process.env.METERING === 'off' ? { SVC_METERING_ENABLED: 'false' } : {}),
+  // LEASES=off: every paid search charged in its own group-committed transaction, as before credit leases.
+  ...(process.env.LEASES === 'off' ? { SVC_METERING_LEASE_CALLS: '0' } : {}) });
 try {
   const { apiKey, agentId } = await registerAgent(svc.url);
   const credits = createCredits({ store: createBillingStore(svc.svc.database), clock: systemClock });

@@ -43,7 +43,6 @@ import { utcDay } from '../../lib/utc';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { Clock } from '../../lib/clock';
-import { holdAccount } from './held-account';
 import { refundDraws } from './ledger-store';
 import { heldUnits, summarize, type MeterSql } from './meter-sql';
 import { pickSlot, type MeterState } from './meter-state';
@@ -71,7 +70,31 @@ export interface Figures {
 }
 
 type Draw = { lotId: string; units: Units };
-interface LeasedCall { chargeId: string; at: number; phase: 'open' | 'settling' | 'settled' | 'refunded'; draws?: Draw[] }
+interface LeasedCall {
+  chargeId: string;
+  phase: 'open' | 'settling' | 'settled' | 'refunded';
+  /** Once settled and charged: the settle's draws (in spending order) and this call's place among its calls. */
+  share?: { draws: Draw[]; index: number };
+}
+
+/** What the `index`-th call of a settle drew: its `price` units of the settle's draws, in order. */
+function shareOf(s: { draws: Draw[]; index: number }, price: Units): Draw[] {
+  const out: Draw[] = [];
+  let from = s.index * price;
+  let need = price;
+  for (const d of s.draws) {
+    if (need === 0) break;
+    if (from >= d.units) {
+      from -= d.units;
+      continue;
+    }
+    const take = Math.min(d.units - from, need);
+    out.push({ lotId: d.lotId, units: take });
+    need -= take;
+    from = 0;
+  }
+  return out;
+}
 
 export interface Lease {
   key: string;
@@ -139,6 +162,42 @@ export function createLeases(deps: LeaseDeps) {
 
   const keyOf = (agentId: string, action: string) => `${agentId}\u0000${action}`;
 
+  /**
+   * A call answered from a lease: the figures of the last lock, less (and plus) what the lease's
+   * calls not yet written use; the caller adds the commons part of `usage`. (A class: one shape for
+   * every such charge, and no closure made per call.)
+   */
+  class LeasedCharge implements Charge {
+    readonly chargeId: string;
+    readonly agentId: string;
+    readonly action: MeteredAction;
+    readonly pool: Pool;
+    readonly free = false;
+    readonly costUnits: Units;
+    readonly tier: Charge['tier'];
+    readonly poolCounts?: PoolCounts;
+    readonly usage: UsageSnapshot;
+    constructor(private readonly lease: Lease, private readonly call: LeasedCall) {
+      const f = lease.figures;
+      const u = f.usage;
+      this.chargeId = call.chargeId;
+      this.agentId = lease.agentId;
+      this.action = lease.action;
+      this.pool = lease.pool;
+      this.costUnits = lease.price;
+      this.tier = lease.tierName;
+      if (f.poolCounts) this.poolCounts = { callsThisMonth: f.poolCounts.callsThisMonth + lease.unwritten, freeUsedInWindow: f.poolCounts.freeUsedInWindow };
+      this.usage = {
+        credits_remaining_usd: formatUsd(f.balanceUnits - lease.unwritten * lease.price), tier_label: u.tier_label, auto_topup: u.auto_topup,
+        credits_expire_at: u.credits_expire_at, commons_url: null, commons_size: null, commons_contributions: null, browse_calls_remaining: u.browse_calls_remaining,
+      };
+    }
+
+    refund(): Promise<void> {
+      return refund(this.lease, this.call);
+    }
+  }
+
   /** When the lease must stop answering: `useMs` from now, before a free call is due, before the UTC day ends. */
   function useLimit(state: MeterState, pool: Pool, now: number): number {
     const q = state.pools.get(pool);
@@ -178,7 +237,7 @@ export function createLeases(deps: LeaseDeps) {
     for (const l of list) l.pace = 0;
     for (const b of batch) for (const c of b.calls) c.phase = 'settling';
     const written = new Map<Lease, number>();
-    const outcome: { l: Lease; useUntil: number; end: boolean; held: Units; draws: Map<LeasedCall, Draw[]> }[] = [];
+    const outcome: { l: Lease; useUntil: number; end: boolean; held: Units; calls: LeasedCall[]; payable: number; draws: Draw[] }[] = [];
     try {
       await store.withLocks([...new Set(list.map((l) => l.agentId))], now, async (trx, accounts) => {
         const states = new Map<string, MeterState>();
@@ -189,29 +248,22 @@ export function createLeases(deps: LeaseDeps) {
           state.stamp = null;
           await deps.load(trx, l.agentId, state, l.pool, now);
           const lots = state.lots!;
-          // Each call draws from the lots in spending order, as if charged alone; one spend row per
-          // lot and action and one lot update per lot are written for all of them.
-          const h = holdAccount(account, true);
-          const draws = new Map<LeasedCall, Draw[]>();
-          let spent = 0;
-          for (const c of due) {
-            // Only if this instance stalled past its hold's expiry could other charges have taken the
-            // credit: what cannot be drawn then is not charged (logged).
-            if (summarize(lots, now).units < l.price) {
-              deps.log?.(`billing lease ${l.holdId}: credit gone before a call was settled (hold expired); call ${c.chargeId} not charged`);
-              draws.set(c, []);
-              continue;
-            }
-            const mine: Draw[] = [];
-            await m.spend(trx, lots, { agentId: l.agentId, units: l.price, action: l.action, chargeId: c.chargeId, now: c.at }, {
-              take: (lotId, units) => { h.defer.take(lotId, units); mine.push({ lotId, units }); },
-              row: h.defer.row,
-            });
-            draws.set(c, mine);
-            spent += l.price;
+          // The calls draw from the lots in spending order, one after the other, as if charged alone:
+          // one draw per lot for all of them (one lot update and one spend row per lot). The draws are
+          // kept in order, so the n-th call's own share is known if it is refunded later (`shareOf`).
+          // Only if this instance stalled past its hold's expiry could other charges have taken the
+          // credit: the calls that cannot be drawn then are not charged (logged).
+          const payable = Math.min(due.length, Math.floor(summarize(lots, now).units / l.price));
+          if (payable < due.length) deps.log?.(`billing lease ${l.holdId}: credit gone before ${due.length - payable} calls were settled (hold expired); not charged`);
+          const spent = payable * l.price;
+          const draws: Draw[] = [];
+          if (spent > 0) {
+            m.spend(trx, lots, { agentId: l.agentId, units: spent, action: l.action, chargeId: '', now }, { take: (lotId, units) => void draws.push({ lotId, units }), row: () => {} });
           }
-          for (const [lot, units] of h.takes) await m.takeLot(trx, lot, units);
-          for (const r of h.rows!.values()) await m.spendRow(trx, { agentId: l.agentId, ...r });
+          for (const d of draws) {
+            await m.takeLot(trx, d.lotId, d.units);
+            await m.spendRow(trx, { agentId: l.agentId, lotId: d.lotId, units: d.units, action: l.action, now });
+          }
           if (due.length > 0) {
             await m.bumpDaily(trx, l.agentId, l.pool, l.day, due.length);
             const counted = state.months.get(l.pool);
@@ -244,16 +296,16 @@ export function createLeases(deps: LeaseDeps) {
           // The figures function gives them to the agent's leases (`refresh`).
           await deps.figures(trx, l.agentId, state, l.storedTier, account, l.pool, now, l);
           deps.keep(l.agentId, state, account);
-          outcome.push({ l, useUntil, end: last, held, draws });
+          outcome.push({ l, useUntil, end: last, held, calls: due, payable, draws });
         }
       }, { deferFlush: true });
       await store.durable();
       for (const o of outcome) {
         const { l } = o;
-        for (const [c, d] of o.draws) if (c.phase === 'settling') {
+        o.calls.forEach((c, i) => {
           c.phase = 'settled';
-          c.draws = d;
-        }
+          c.share = i < o.payable ? { draws: o.draws, index: i } : undefined;
+        });
         // What the hold sets aside now, less what calls answered while it settled use.
         l.calls = l.calls.filter((c) => c.phase === 'open' || c.phase === 'settling');
         l.held = o.held;
@@ -272,6 +324,8 @@ export function createLeases(deps: LeaseDeps) {
       release();
     }
   }
+
+  const settleAgent = (agentId: string) => void settle(agentId);
 
   function endLease(l: Lease): void {
     l.ended = true;
@@ -335,30 +389,21 @@ export function createLeases(deps: LeaseDeps) {
      * A paid call answered from the agent's lease, if one may answer it now (see the module comment);
      * undefined: charge it under the lock.
      */
-    use(agentId: string, action: MeteredAction, storedTier: string): { charge: Omit<Charge, 'usage'>; usage: Figures['usage'] } | undefined {
+    use(agentId: string, action: MeteredAction, storedTier: string): Charge | undefined {
       if (leases.size === 0 || closed) return undefined;
       const l = leases.get(keyOf(agentId, action));
       if (!l || !l.active || l.closing || l.left < l.price || l.storedTier !== storedTier) return undefined;
-      const now = clock.now();
-      if (now >= l.useUntil || utcDay(now) !== l.day) return undefined;
+      // (`useUntil` is never past the end of the lease's UTC day.)
+      if (clock.now() >= l.useUntil) return undefined;
       l.left -= l.price;
-      const call: LeasedCall = { chargeId: newOrderedId(), at: now, phase: 'open' };
+      const call: LeasedCall = { chargeId: newOrderedId(), phase: 'open' };
       l.calls.push(call);
       l.pace++;
       l.unwritten++;
       // Used up: settled (and topped up) at once rather than at the next tick.
-      if (l.left < l.price) setImmediate(() => void settle(agentId));
+      if (l.left < l.price) setImmediate(settleAgent, agentId);
       else schedule();
-      // The figures of the last lock, less (and plus) what this lease's calls not yet written use.
-      const f = l.figures;
-      const poolCounts = f.poolCounts && { ...f.poolCounts, callsThisMonth: f.poolCounts.callsThisMonth + l.unwritten };
-      return {
-        charge: {
-          chargeId: call.chargeId, agentId, action, pool: l.pool, free: false, costUnits: l.price, tier: l.tierName, poolCounts,
-          refund: () => refund(l, call),
-        },
-        usage: { ...f.usage, credits_remaining_usd: formatUsd(f.balanceUnits - l.unwritten * l.price) },
-      };
+      return new LeasedCharge(l, call);
     },
 
     /**
@@ -458,7 +503,7 @@ export function createLeases(deps: LeaseDeps) {
     if (call.phase !== 'settled') return;
     call.phase = 'refunded';
     await store.withLocks([l.agentId], clock.now(), async (trx) => {
-      await refundDraws(trx, l.agentId, call.chargeId, l.action, call.draws ?? [], clock.now());
+      if (call.share) await refundDraws(trx, l.agentId, call.chargeId, l.action, shareOf(call.share, l.price), clock.now());
       await m.bumpDaily(trx, l.agentId, l.pool, l.day, -1);
     });
   }

@@ -357,7 +357,10 @@ export function createMetering(deps: MeteringDeps): Metering {
       if (!(action in ACTION_POOL)) throw new Error(`unknown metered action ${action}`);
       const tier = opts?.tier ?? (await tierFor(agentId));
       const leased = leases?.use(agentId, action, tier);
-      if (leased) return { ...leased.charge, usage: Object.assign(leased.usage, await commonsPart(agentId)) };
+      if (leased) {
+        Object.assign(leased.usage, await commonsPart(agentId));
+        return leased;
+      }
       const job: Job = { agentId, action, tier, chargeId: newOrderedId(), now: clock.now() };
       // The commons figures are read while the charge waits for its batch.
       const commonsRead = commonsPart(agentId);
