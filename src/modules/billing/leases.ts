@@ -39,7 +39,7 @@
 import { newOrderedId } from '../../lib/ids';
 import { formatUsd, type Units } from '../../lib/money';
 import { tierOf } from '../../lib/tiers';
-import { utcDay } from '../../lib/utc';
+import { DAY_MS, utcDay } from '../../lib/utc';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { Clock } from '../../lib/clock';
@@ -97,7 +97,6 @@ function shareOf(s: { draws: Draw[]; index: number }, price: Units): Draw[] {
 }
 
 export interface Lease {
-  key: string;
   holdId: string;
   agentId: string;
   action: MeteredAction;
@@ -135,7 +134,7 @@ export interface LeaseDeps {
   clock: Clock;
   options: LeaseOptions;
   /** The agent's metering state under `account`'s lock (metering.ts: the cached copy if its stamp matches, else a fresh one). */
-  stateOf(trx: Transaction<Database>, account: LockedAccount): MeterState;
+  stateOf(account: LockedAccount): MeterState;
   /** The state now matches what this transaction wrote (metering.ts `keep`). */
   keep(agentId: string, state: MeterState, account: LockedAccount): void;
   /** `_svc.usage` and the pool counts from `state` (metering.ts). */
@@ -145,7 +144,6 @@ export interface LeaseDeps {
   log?: (msg: string, err?: unknown) => void;
 }
 
-const DAY_MS = 86_400_000;
 /** The held block is at most this share of the credit no hold sets aside. */
 const MAX_SHARE = 5;
 
@@ -156,11 +154,14 @@ export function createLeases(deps: LeaseDeps) {
   const settleMs = deps.options.settleMs ?? 100;
   const useMs = deps.options.useMs ?? 2_000;
   const holdMs = deps.options.holdMs ?? 30_000;
-  const leases = new Map<string, Lease>();
+  /** The leases of each agent, by action (at most one per agent and action). */
+  const byAgent = new Map<string, Map<MeteredAction, Lease>>();
+  let count = 0;
+  const current = (agentId: string, action: MeteredAction) => byAgent.get(agentId)?.get(action);
+  const agentLeases = (agentId: string): Iterable<Lease> => byAgent.get(agentId)?.values() ?? [];
+  const allLeases = (): Lease[] => [...byAgent.values()].flatMap((m) => [...m.values()]);
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
-
-  const keyOf = (agentId: string, action: string) => `${agentId}\u0000${action}`;
 
   /**
    * A call answered from a lease: the figures of the last lock, less (and plus) what the lease's
@@ -213,7 +214,7 @@ export function createLeases(deps: LeaseDeps) {
   }
 
   function schedule(): void {
-    if (timer || closed || leases.size === 0) return;
+    if (timer || closed || count === 0) return;
     timer = setTimeout(() => {
       timer = undefined;
       void settle().finally(schedule);
@@ -244,7 +245,7 @@ export function createLeases(deps: LeaseDeps) {
         for (const { l, calls: due } of batch) {
           const account = accounts.get(l.agentId)!;
           let state = states.get(l.agentId);
-          if (!state) states.set(l.agentId, (state = deps.stateOf(trx, account)));
+          if (!state) states.set(l.agentId, (state = deps.stateOf(account)));
           state.stamp = null;
           await deps.load(trx, l.agentId, state, l.pool, now);
           const lots = state.lots!;
@@ -329,12 +330,16 @@ export function createLeases(deps: LeaseDeps) {
 
   function endLease(l: Lease): void {
     l.ended = true;
-    if (leases.get(l.key) === l) leases.delete(l.key);
+    const mine = byAgent.get(l.agentId);
+    if (mine?.get(l.action) !== l) return;
+    mine.delete(l.action);
+    count--;
+    if (mine.size === 0) byAgent.delete(l.agentId);
   }
 
   /** Settles the leases that are due now (calls to write, or the lease must end); first waits for settles already running. */
   async function settle(agentId?: string): Promise<void> {
-    const mine = [...leases.values()].filter((l) => agentId === undefined || l.agentId === agentId);
+    const mine = agentId === undefined ? allLeases() : [...agentLeases(agentId)];
     for (const l of mine) if (l.settling) await l.settling;
     const now = clock.now();
     const due = mine.filter((l) => l.active && !l.ended && !l.settling
@@ -353,8 +358,7 @@ export function createLeases(deps: LeaseDeps) {
       if (calls <= 0 || closed || charged.free || charged.costUnits <= 0) return undefined;
       const pool = ACTION_POOL[c.action];
       if (FREE_FLOORS[pool] === null || tierOf(charged.tier).metering === 'monthly') return undefined;
-      const key = keyOf(c.agentId, c.action);
-      if (leases.has(key)) return undefined;
+      if (current(c.agentId, c.action)) return undefined;
       const price = ACTION_PRICE[c.action];
       const units = calls * price;
       await deps.load(trx, c.agentId, state, pool, c.now);
@@ -366,17 +370,20 @@ export function createLeases(deps: LeaseDeps) {
       await m.addHold(trx, { agentId: c.agentId, holdId, pool, units, expiresAt: expires, now: c.now });
       state.holds = [...state.holds!.filter((h) => h.expires_at > c.now), { hold_id: holdId, units, expires_at: expires }];
       const lease: Lease = {
-        key, holdId, agentId: c.agentId, action: c.action, pool, price, storedTier: c.storedTier, active: false,
+        holdId, agentId: c.agentId, action: c.action, pool, price, storedTier: c.storedTier, active: false,
         held: units, left: units, useUntil, day: utcDay(c.now), calls: [], figures: { ...figures, usage: { ...figures.usage } }, tierName: charged.tier,
         pace: 0, unwritten: 0, closing: false, ended: false,
       };
-      leases.set(key, lease);
+      let mine = byAgent.get(c.agentId);
+      if (!mine) byAgent.set(c.agentId, (mine = new Map()));
+      mine.set(c.action, lease);
+      count++;
       return lease;
     },
 
     activate(l: Lease): void {
       // Closed meanwhile: the hold expires unused.
-      if (leases.get(l.key) !== l || closed) return;
+      if (current(l.agentId, l.action) !== l || closed) return;
       l.active = true;
       schedule();
     },
@@ -390,8 +397,8 @@ export function createLeases(deps: LeaseDeps) {
      * undefined: charge it under the lock.
      */
     use(agentId: string, action: MeteredAction, storedTier: string): Charge | undefined {
-      if (leases.size === 0 || closed) return undefined;
-      const l = leases.get(keyOf(agentId, action));
+      if (count === 0 || closed) return undefined;
+      const l = current(agentId, action);
       if (!l || !l.active || l.closing || l.left < l.price || l.storedTier !== storedTier) return undefined;
       // (`useUntil` is never past the end of the lease's UTC day.)
       if (clock.now() >= l.useUntil) return undefined;
@@ -416,9 +423,9 @@ export function createLeases(deps: LeaseDeps) {
      */
     async yieldTo(trx: Transaction<Database>, agentId: string, state: MeterState, units: Units): Promise<Units> {
       let given = 0;
-      for (const l of leases.values()) {
+      for (const l of agentLeases(agentId)) {
         if (given >= units) break;
-        if (l.agentId !== agentId || l.settling || l.ended) continue;
+        if (l.settling || l.ended) continue;
         const row = state.holds?.find((h) => h.hold_id === l.holdId);
         const x = Math.min(l.left, units - given);
         if (!row || x <= 0) continue;
@@ -435,12 +442,10 @@ export function createLeases(deps: LeaseDeps) {
     unwritten(agentId: string, pool: Pool, except?: Lease): { calls: number; units: Units } {
       let calls = 0;
       let units = 0;
-      if (leases.size > 0) {
-        for (const l of leases.values()) {
-          if (l.agentId !== agentId || l === except) continue;
-          if (l.pool === pool) calls += l.unwritten;
-          units += l.unwritten * l.price;
-        }
+      for (const l of agentLeases(agentId)) {
+        if (l === except) continue;
+        if (l.pool === pool) calls += l.unwritten;
+        units += l.unwritten * l.price;
       }
       return { calls, units };
     },
@@ -452,9 +457,7 @@ export function createLeases(deps: LeaseDeps) {
      * never missing from a leased answer's balance or count.
      */
     refresh(agentId: string, pool: Pool, f: Figures, except?: Lease): void {
-      if (leases.size === 0) return;
-      for (const l of leases.values()) {
-        if (l.agentId !== agentId) continue;
+      for (const l of agentLeases(agentId)) {
         const own = l === except ? 0 : l.unwritten;
         const counts = l.pool === pool ? f.poolCounts : undefined;
         l.figures = {
@@ -468,7 +471,7 @@ export function createLeases(deps: LeaseDeps) {
     /** What `yieldTo` could give the agent now (a dry-run decision counts it as the agent's). */
     spare(agentId: string): Units {
       let n = 0;
-      for (const l of leases.values()) if (l.agentId === agentId && !l.settling && !l.ended) n += Math.max(0, l.left);
+      for (const l of agentLeases(agentId)) if (!l.settling && !l.ended) n += Math.max(0, l.left);
       return n;
     },
 
@@ -480,13 +483,11 @@ export function createLeases(deps: LeaseDeps) {
       closed = true;
       if (timer) clearTimeout(timer);
       timer = undefined;
-      for (const l of leases.values()) if (l.settling) await l.settling;
-      await settleLeases([...leases.values()].filter((l) => l.active), true);
-      leases.clear();
-    },
-
-    get size() {
-      return leases.size;
+      const all = allLeases();
+      for (const l of all) if (l.settling) await l.settling;
+      await settleLeases(all.filter((l) => l.active), true);
+      byAgent.clear();
+      count = 0;
     },
   };
 

@@ -92,6 +92,11 @@ export function createMetering(deps: MeteringDeps): Metering {
     });
   }
 
+  /** The agent's credit holds (leases.ts), read into the state once per state. */
+  async function holdsOf(trx: Transaction<Database>, agentId: string, state: MeterState) {
+    return (state.holds = await m.holds(trx, agentId));
+  }
+
   /** Browse calls left, from the database (usage reads outside a charge). */
   async function browseRemaining(trx: Transaction<Database>, agentId: string, tier: TierDefinition, now: number): Promise<number | null> {
     if (tier.metering === 'monthly') {
@@ -128,7 +133,7 @@ export function createMetering(deps: MeteringDeps): Metering {
       if (quota !== null && used >= quota) {
         const overage = pool === 'search' && tier.searchOverageUsdPerCall ? parseUsd(tier.searchOverageUsdPerCall) : 0;
         const l = limitCode[pool];
-        const aside = overage === 0 ? 0 : heldUnits(state.holds ?? (state.holds = await m.holds(trx, agentId)), now);
+        const aside = overage === 0 ? 0 : heldUnits(state.holds ?? (await holdsOf(trx, agentId, state)), now);
         if (overage === 0 || summarize(lots, now).units - aside < overage) {
           keep(agentId, state, account);
           throw new ApiError(l.status, l.code, `Monthly ${l.what} quota of ${quota} for tier ${tier.name} is used up for this UTC month` +
@@ -153,7 +158,7 @@ export function createMetering(deps: MeteringDeps): Metering {
         free = false;
         const units = summarize(lots, now).units;
         // Credit that live holds set aside (leases.ts) answers only their own instance's calls.
-        let aside = heldUnits(state.holds ?? (state.holds = await m.holds(trx, agentId)), now);
+        let aside = heldUnits(state.holds ?? (await holdsOf(trx, agentId, state)), now);
         // What this instance's own leases hold unused pays the call rather than a refusal.
         const short = cost - (units - aside);
         if (short > 0 && leases) aside -= dryRun ? leases.spare(agentId) : await leases.yieldTo(trx, agentId, state, short);
@@ -318,12 +323,12 @@ export function createMetering(deps: MeteringDeps): Metering {
   /** Paid calls decided in memory from credit held under the lock (leases.ts); off unless configured. */
   const leases = deps.leases && deps.leases.calls > 0 ? createLeases({
     store, clock, options: deps.leases, log: deps.log,
-    stateOf: (_trx, account) => states.take(account.agent_id, account.prev_stamp),
+    stateOf: (account) => states.take(account.agent_id, account.prev_stamp),
     keep,
     figures: (trx, agentId, state, storedTier, account, pool, now, except) => figures(trx, agentId, state, storedTier, account, pool, now, undefined, except),
     async load(trx, agentId, state, pool, now) {
       if (!state.lots) state.lots = await m.lots(trx, agentId, now);
-      if (!state.holds) state.holds = await m.holds(trx, agentId);
+      if (!state.holds) await holdsOf(trx, agentId, state);
       const q = queueOf(trx, agentId, state, pool);
       if (q instanceof Promise) await q;
     },
