@@ -5,6 +5,7 @@ import { installAuth } from './http/auth';
 import { createEnvelopeBuilder } from './http/envelope';
 import { frameworkErrors, installErrorHandling } from './http/errors';
 import { installInputGuard } from './http/input-guard';
+import { exactBodyValidators } from './http/validators';
 import { systemClock, type Clock } from './lib/clock';
 import { openDatabase, type DatabaseHandle } from './infra/db/database';
 import { migrateToLatest } from './infra/db/migrate';
@@ -77,6 +78,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { allErrors: false } },
+    schemaController: { compilersFactory: { buildValidator: exactBodyValidators() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // ---- services (each module's service takes narrow dependencies) ----

@@ -51,12 +51,24 @@ describe('GET /v1/billing', () => {
     expect(res.body.credits_remaining_usd).toMatch(/^\d+\.\d{4}$/);
   });
 
+  test('over_limit turns true at the monthly memory write cap on the credit-metered free tier too', async () => {
+    const a = await t.registerAgent();
+    expect((await t.request('PUT', '/v1/memory/k1', { token: a.apiKey, body: { value: 1 } })).status).toBe(200);
+    const before = await t.request('GET', '/v1/billing', { token: a.apiKey });
+    expect(before.body).toMatchObject({ over_limit: false, memory_ops_this_month: 1 });
+    // 1,000 writes this month (the free tier's cap; memory answers 429 MEMORY_OPS_LIMIT past it), as billing counts them.
+    await billingModuleFor(t.config)!.store.db.updateTable('metering_daily').set({ count: 1000 })
+      .where('agent_id', '=', a.agentId).where('pool', '=', 'memory_write').execute();
+    const at = await t.request('GET', '/v1/billing', { token: a.apiKey });
+    expect(at.body).toMatchObject({ over_limit: true, memory_ops_this_month: 1000 });
+  });
+
   test('_svc.usage snapshot from the metering service', async () => {
     const a = await t.registerAgent();
     const u = await billingModuleFor(t.config)!.metering.usage(a.agentId);
     expect(Object.keys(u).sort()).toEqual(['auto_topup', 'browse_calls_remaining', 'commons_contributions', 'commons_size', 'commons_url', 'credits_expire_at', 'credits_remaining_usd', 'tier_label'].sort());
     // app.ts feeds the commons module's real figures: an empty commons, nothing contributed.
-    expect(u).toMatchObject({ credits_remaining_usd: '0.0000', browse_calls_remaining: 20, commons_url: 'http://svc.test/v1/commons', commons_size: 0, commons_contributions: 0 });
+    expect(u).toMatchObject({ credits_remaining_usd: '0.0000', browse_calls_remaining: 20, commons_url: 'http://svc.test/v1/commons/entries', commons_size: 0, commons_contributions: 0 });
     billingModuleFor(t.config)!.setCommons({ stats: async () => ({ size: 12, contributions: 3 }) });
     expect(await billingModuleFor(t.config)!.metering.usage(a.agentId)).toMatchObject({ commons_size: 12, commons_contributions: 3 });
   });
@@ -147,6 +159,11 @@ describe('retired, setup and auto top-up', () => {
     expect(sent.form).toMatchObject({ usage: 'off_session', customer: res.body.customer_id, metadata: { agent_id: a.agentId } });
     const b = await bare.registerAgent();
     expect((await bare.request('POST', '/v1/billing/setup', { token: b.apiKey, body: {} })).body.error_code).toBe('BILLING_NOT_CONFIGURED');
+    // The spec's request is "-": a call with no body at all works the same.
+    const none = await t.request('POST', '/v1/billing/setup', { token: a.apiKey });
+    expect(none.status).toBe(200);
+    expect(none.body.setup_intent_id).toMatch(/^seti_/);
+    expect((await bare.request('POST', '/v1/billing/setup', { token: b.apiKey })).body.error_code).toBe('BILLING_NOT_CONFIGURED');
   });
 
   test('POST /v1/billing/auto-topup needs a saved card and a recharge consent', async () => {

@@ -130,6 +130,50 @@ describe('POST /v1/browse (static)', () => {
     expect((await browse(a.token, { url: `${site.url}/tides` })).body.error_code).toBe('BROWSE_ROBOTS_DISALLOW');
   });
 
+  test('robots.txt decides every redirect hop: same site or another, the disallowed target is never fetched, nothing charged', async () => {
+    const other = await startWebServer();
+    try {
+      other.route('/robots.txt', text('User-agent: svc-browse\nDisallow: /\n'));
+      other.route('/landing', html(ARTICLE));
+      site.route('/robots.txt', text('User-agent: *\nDisallow: /private\n'));
+      site.route('/private-here', html(ARTICLE));
+      site.route('/to-private', redirect('/private-here'));
+      site.route('/to-other', redirect(`${other.url}/landing`, 301));
+      site.route('/tides', html(ARTICLE));
+      site.route('/to-tides', redirect('/tides'));
+      const a = await w.agent();
+      for (const [path, target] of [['/to-private', `${site.url}/private-here`], ['/to-other', `${other.url}/landing`]]) {
+        const res = await browse(a.token, { url: `${site.url}${path}` });
+        expect(res.status, path).toBe(422);
+        expect(res.body.error_code, path).toBe('BROWSE_ROBOTS_DISALLOW');
+        expect(res.body.message, path).toContain(target);
+      }
+      expect(site.hits).not.toContain('/private-here');
+      expect(other.hits).toEqual(['/robots.txt']);
+      expect((await w.request('GET', '/v1/usage', { token: a.token })).body.pools.browse.calls_this_month).toBe(0);
+      // An allowed hop is followed as before.
+      const ok = await browse(a.token, { url: `${site.url}/to-tides` });
+      expect(ok.status).toBe(200);
+      expect(ok.body.final_url).toBe(`${site.url}/tides`);
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('robots.txt: a percent-escaped unreserved character is the character itself, in the URL and in the rules', async () => {
+    site.route('/robots.txt', text('User-agent: *\nDisallow: /private\nDisallow: /%73ecret\nDisallow: /a/b\n'));
+    const a = await w.agent();
+    for (const path of ['/%70rivate/doc', '/%70%72ivate', '/secret/x', '/%73ecret']) {
+      const res = await browse(a.token, { url: `${site.url}${path}` });
+      expect(res.status, path).toBe(422);
+      expect(res.body.error_code, path).toBe('BROWSE_ROBOTS_DISALLOW');
+    }
+    expect(site.hits.filter((h) => h !== '/robots.txt')).toEqual([]);
+    // A reserved character stays escaped: %2F is not a slash, so /a%2Fb is not the path /a/b.
+    site.route('/a%2Fb', html(ARTICLE));
+    expect((await browse(a.token, { url: `${site.url}/a%2Fb` })).status).toBe(200);
+  });
+
   test('413 BROWSE_RESPONSE_TOO_LARGE, 504 BROWSE_PROVIDER_TIMEOUT, 502 BROWSE_PROVIDER_ERROR; failed calls are given back', async () => {
     site.route('/huge', oversized(1024 * 1024, false));
     site.route('/huge-declared', oversized(1024 * 1024, true));
@@ -281,6 +325,22 @@ describe('dynamic mode', () => {
     expect(res.body.error_code).toBe('BROWSE_ROBOTS_DISALLOW');
     expect(site.hits).toEqual(['/robots.txt']);
   });
+
+  test.skipIf(!HAS_CHROMIUM)('robots.txt decides each main-frame document: a redirect to a disallowed page is refused, a script navigation to one is cancelled', async () => {
+    site.route('/robots.txt', text('User-agent: *\nDisallow: /private\n'));
+    site.route('/private-page', html(`<html><head><title>Private</title></head><body><p>${'Secret text that robots.txt keeps out of reach. '.repeat(6)}</p></body></html>`));
+    site.route('/to-private', redirect('/private-page'));
+    site.route('/hops', html(`<html><head><title>Hops</title></head><body><main><p>${'A page that sends the browser elsewhere once it has loaded. '.repeat(6)}</p></main>
+<script>setTimeout(() => { location.href = '/private-page'; }, 10);</script></body></html>`));
+    const a = await veteran();
+    const res = await browse(a.token, { url: `${site.url}/to-private`, mode: 'dynamic' });
+    expect(res.status).toBe(422);
+    expect(res.body.error_code).toBe('BROWSE_ROBOTS_DISALLOW');
+    const hop = await browse(a.token, { url: `${site.url}/hops`, mode: 'dynamic' });
+    expect(hop.status).toBe(200);
+    expect(hop.body.text).not.toContain('Secret text');
+    expect(site.hits).not.toContain('/private-page');
+  }, 30_000);
 
   test.skipIf(!HAS_CHROMIUM)('renders JavaScript-written text in Chromium (static mode does not see it)', async () => {
     site.route('/js', html(JS_PAGE));

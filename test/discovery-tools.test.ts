@@ -78,7 +78,7 @@ describe('tool definition files and manifest', () => {
     const passport = JSON.parse((await raw('/mcp/v1/svc-passport.json')).body);
     expect(passport.inputSchema.required).toEqual(['action']);
     expect(passport.inputSchema.properties.action.enum).toEqual(['me', 'get', 'describe', 'challenge', 'verify']);
-    expect(passport.inputSchema.properties.signature.maxLength).toBe(256);
+    expect(passport.inputSchema.properties.signature.maxLength).toBe(4096);
     expect(passport.inputSchema.properties.agent_id.description).toMatch(/required by: get, challenge, verify/);
 
     const upload = JSON.parse((await raw('/mcp/v1/svc-blob-upload.json')).body);

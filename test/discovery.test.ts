@@ -101,6 +101,25 @@ describe('guide and agent template', () => {
   });
 });
 
+describe('terms', () => {
+  test('_svc.terms_url answers: the default terms with their version, or a redirect to the operator\'s own', async () => {
+    const reg = await t.request('POST', '/v1/register', { body: { agent_name: 'terms-reader', owner_identifier: 'terms-owner', agree_to_terms: true } });
+    expect(reg.body._svc.terms_url).toBe('https://svc.example.test/terms');
+    const res = await t.request('GET', '/terms');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'success', terms_version: reg.body._svc.terms_version, terms_url: 'https://svc.example.test/terms' });
+    expect(res.body.terms.length).toBeGreaterThan(3);
+    const own = await startTestApp({ env: { SVC_TERMS_URL: 'https://operator.example/tos', SVC_TERMS_VERSION: '2027-01-01' } });
+    try {
+      const r = await own.request('GET', '/terms');
+      expect(r.status).toBe(302);
+      expect(r.headers.location).toBe('https://operator.example/tos');
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('community and agent cards', () => {
   test('GET /v1/community counts real registrations', async () => {
     const before = (await t.request('GET', '/v1/community')).body;

@@ -83,6 +83,28 @@ describe('NUL characters', () => {
   });
 });
 
+describe('lone surrogates (JSON escapes such as \\ud800, which UTF-8 cannot encode)', () => {
+  test('in a text field: refused with the route\'s code for that field; two of them no longer collapse into one stored text', async () => {
+    for (const owner of ['\ud800', 'x\udc00y']) {
+      const reg = await t.request('POST', '/v1/register', { body: { agent_name: 'surrogate-owner', owner_identifier: owner, agree_to_terms: true } });
+      expect(reg).toMatchObject({ status: 422, body: { error_code: 'INVALID_OWNER_IDENTIFIER', field: 'body.owner_identifier' } });
+      expect(reg.body.message).toMatch(/well-formed Unicode/);
+    }
+    const put = await t.request('PUT', '/v1/memory/surrogate.key', { token: a.apiKey, body: { value: 1, source: 'a\udbffb' } });
+    expect(put).toMatchObject({ status: 422, body: { error_code: 'VALIDATION_FAILED', field: 'body.source' } });
+    expect((await t.request('GET', '/v1/memory/surrogate.key', { token: a.apiKey })).status).toBe(404);
+  });
+
+  test('paired surrogates (an emoji) pass; inside an arbitrary JSON value a lone one is kept and read back exactly', async () => {
+    const fine = await t.request('POST', '/v1/register', { body: { agent_name: 'emoji-owner', owner_identifier: 'me \ud83d\ude00', agree_to_terms: true } });
+    expect(fine.status).toBe(201);
+    expect((await t.request('GET', '/v1/me', { token: fine.body.api_key })).body.owner_identifier).toBe('me \u{1F600}');
+    const value = { s: 'lone \ud800 here', list: ['\udfff'] };
+    expect((await t.request('PUT', '/v1/memory/surrogate.value', { token: a.apiKey, body: { value } })).status).toBe(200);
+    expect((await t.request('GET', '/v1/memory/surrogate.value', { token: a.apiKey })).body.value).toEqual(value);
+  });
+});
+
 describe('URLs refused before routing', () => {
   test('a path segment over 8 KiB is 414 URI_TOO_LONG in the API format; a long memory key is still the route\'s 422', async () => {
     const long = await t.request('GET', `/v1/memory/${'k'.repeat(9000)}`, { token: a.apiKey });

@@ -60,6 +60,9 @@ describe('synchronous parse of real documents', () => {
     expect(res.pages[1].text).toContain('mentions the lighthouse exactly once');
     expect(res.metadata).toMatchObject({ title: 'Field Notes', author: 'Ada Lovelace', page_count: 3 });
     expect(res.chunks.length).toBeGreaterThan(0);
+    // A metered response: `_svc` after the result, with the usage figures of this call.
+    expect(Object.keys(r.body).at(-1)).toBe('_svc');
+    expect(r.body._svc).toMatchObject({ terms_url: expect.any(String), usage: { tier_label: expect.any(String), credits_remaining_usd: expect.any(String) } });
     const again = await status(a.token, id, r.body.parse_id);
     expect(again.body.result).toEqual(res);
     expect((await w.request('GET', `/v1/blobs/${id}/meta`, { token: a.token })).body.parse).toMatchObject({ parse_id: r.body.parse_id, status: 'complete' });
@@ -136,6 +139,7 @@ describe('error codes of POST .../parse', () => {
     expect(t.body.async_url).toContain(`/v1/blobs/${big}/parse?async=true`);
     const q = await parse(a.token, big, '?async=true');
     expect(q.status).toBe(202);
+    expect(q.body._svc.usage).toHaveProperty('credits_remaining_usd');
     const res = (await settled(a.token, big, q.body.parse_id)).body.result;
     expect(res.metadata).toMatchObject({ row_count: 30001, truncated: true }); // rows kept in the result are capped
     expect(res.rows[29]).toEqual(['row number 29']);

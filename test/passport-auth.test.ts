@@ -149,6 +149,7 @@ describe('challenge and session exchange', () => {
       (p: string) => signEd25519(a.privateKeyPem, Buffer.from(p + 'x')),
       () => Buffer.alloc(64).toString('base64'),
       () => 'not base64 at all',
+      () => 'A'.repeat(257), // longer than any signature: invalid, not missing
     ]) {
       const c = await challenge(a.agentId);
       const res = await t.request('POST', '/v1/auth/passport/verify', { body: { agent_id: a.agentId, challenge_id: c.challenge_id, signature: sign(c.sign_payload) } });

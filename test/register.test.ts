@@ -86,6 +86,28 @@ describe('POST /v1/register', () => {
     expect(res.body.error_code).toBe(code);
   });
 
+  test('refuses a key of small order (the neutral point: any R = B, S = 1 would verify for it)', async () => {
+    const neutral = Buffer.alloc(32);
+    neutral[0] = 1;
+    const res = await t.request('POST', '/v1/register', { body: base('neutral-key', { passport_public_key: neutral.toString('base64') }) });
+    expect(res.status).toBe(422);
+    expect(res.body.error_code).toBe('INVALID_PASSPORT_PUBLIC_KEY');
+    expect(res.body.message).toMatch(/small order/);
+  });
+
+  test('refuses a private key sent as the public key (passport or recovery), and stores nothing', async () => {
+    const pair = generateEd25519();
+    const res = await t.request('POST', '/v1/register', { body: base('sent-private', { passport_public_key: pair.privateKeyPem }) });
+    expect(res.status).toBe(422);
+    expect(res.body.error_code).toBe('INVALID_PASSPORT_PUBLIC_KEY');
+    expect(res.body.message).toMatch(/private key/);
+    const rec = await t.request('POST', '/v1/register', { body: base('sent-private', { recovery_public_key: pair.privateKeyPem }) });
+    expect(rec.status).toBe(422);
+    expect(rec.body.error_code).toBe('INVALID_RECOVERY_PUBLIC_KEY');
+    const ok = await t.request('POST', '/v1/register', { body: base('sent-private', { passport_public_key: pair.publicKeyPem }) });
+    expect(ok.status).toBe(201);
+  });
+
   test('refuses a non-Ed25519 (RSA) PEM key with a clear message', async () => {
     const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
     const pem = publicKey.export({ format: 'pem', type: 'spki' }).toString();

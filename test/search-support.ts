@@ -14,7 +14,7 @@ export interface WebApp {
   url: string;
   config: Config;
   clock: ManualClock;
-  request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, opts?: { token?: string; body?: unknown }): Promise<{ status: number; body: any; headers: Record<string, any> }>;
+  request(method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE', url: string, opts?: { token?: string; body?: unknown }): Promise<{ status: number; body: any; headers: Record<string, any> }>;
   agent(tier?: string, extra?: { createdAgoMs?: number }): Promise<{ token: string; id: string }>;
   close(): Promise<void>;
 }

@@ -149,6 +149,14 @@ describe('GET /v1/search', () => {
     expect((await w.request('GET', '/v1/usage', { token: a.token })).body.pools.search.calls_this_month).toBe(0);
   });
 
+  test('HEAD is not a way to search: no automatic HEAD route, no provider call, nothing counted', async () => {
+    const a = await w.agent();
+    const head = await w.request('HEAD', `/v1/search?q=${encodeURIComponent('head request')}`, { token: a.token });
+    expect(head.status).toBe(404);
+    expect(brave.requests).toBe(0);
+    expect((await w.request('GET', '/v1/usage', { token: a.token })).body.pools.search.calls_this_month).toBe(0);
+  });
+
   test('a 500-character query is accepted', async () => {
     const a = await w.agent();
     expect((await get('word '.repeat(100).trim().padEnd(500, 'x'), a.token)).status).toBe(200);

@@ -36,6 +36,13 @@ describe('badField', () => {
     expect(badField({ value: { n: NaN } }, (f) => f !== 'value')).toEqual({ field: 'value', problem: 'number' });
   });
 
+  test('a lone surrogate is a problem of text (exempt like NUL in arbitrary JSON); a pair is not', () => {
+    expect(badField({ a: ['x\udc00'] })).toEqual({ field: 'a', problem: 'surrogate' });
+    expect(badField({ a: '\ud800' })).toEqual({ field: 'a', problem: 'surrogate' });
+    expect(badField({ a: 'ok \ud83d\ude00' })).toBeUndefined();
+    expect(badField({ value: '\ud800' }, (f) => f !== 'value')).toBeUndefined();
+  });
+
   test('a deeply nested document does not overflow the stack', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 100_000; i++) deep = [deep];

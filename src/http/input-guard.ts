@@ -12,15 +12,19 @@
  * JSON bodies nest at most MAX_JSON_DEPTH (1000) levels of arrays and objects.
  *
  * Text has no NUL (U+0000): PostgreSQL's text type cannot hold it (the insert fails), so it is
- * refused in every path, query and body string on both engines alike. Fields whose schema is
- * arbitrary JSON (a memory or commons value) are exempt: they are stored as JSON text, where the
- * character is the escape `\u0000`.
+ * refused in every path, query and body string on both engines alike. Nor a lone surrogate (JSON
+ * can write one as an escape, `\ud800`): UTF-8 cannot encode it, so the store kept U+FFFD instead,
+ * and two different identifiers were stored as the same text. Fields whose schema is arbitrary JSON
+ * (a memory or commons value) are exempt from both: they are stored as JSON text, where each stays
+ * its escape.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { fieldFailure } from './errors';
 
 /** In JSON text a NUL can only be written as this escape. */
 const NUL_ESCAPE = '\\u0000';
+/** In JSON text a surrogate can only be written as an escape (UTF-8 bytes of one do not decode). */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
 /**
  * Deepest nesting of arrays and objects accepted in a JSON body. JSON.parse reads any depth, but
@@ -62,21 +66,23 @@ export function scanJson(text: string, maxDepth: number): { tooDeep: boolean; bi
   return { tooDeep: false, bigNumber };
 }
 
-type Problem = 'number' | 'nul';
-const problemOf = (v: unknown, nul: boolean): Problem | undefined =>
+/** In u-mode a paired surrogate is one code point, so this matches only lone ones. */
+const LONE_SURROGATE = /\p{Cs}/u;
+type Problem = 'number' | 'nul' | 'surrogate';
+const problemOf = (v: unknown, text: boolean): Problem | undefined =>
   typeof v === 'number' ? (Number.isFinite(v) ? undefined : 'number')
-    : nul && typeof v === 'string' && v.includes('\u0000') ? 'nul' : undefined;
+    : text && typeof v === 'string' ? (v.includes('\u0000') ? 'nul' : LONE_SURROGATE.test(v) ? 'surrogate' : undefined) : undefined;
 
 /**
- * The first top-level field holding a non-finite number (or, when `nulFree` says so for that field,
- * a string with NUL), '' for the value itself; undefined when there is none.
+ * The first top-level field holding a non-finite number (or, when `textChecked` says so for that
+ * field, a string with NUL or a lone surrogate), '' for the value itself; undefined when there is none.
  */
-export function badField(value: unknown, nulFree: (field: string) => boolean = () => true): { field: string; problem: Problem } | undefined {
-  const direct = problemOf(value, nulFree(''));
+export function badField(value: unknown, textChecked: (field: string) => boolean = () => true): { field: string; problem: Problem } | undefined {
+  const direct = problemOf(value, textChecked(''));
   if (direct) return { field: '', problem: direct };
   if (value === null || typeof value !== 'object') return undefined;
   for (const [key, top] of Object.entries(value)) {
-    const nul = nulFree(key);
+    const nul = textChecked(key);
     // Iterative walk: a deeply nested document must not overflow the stack.
     const stack: unknown[] = [top];
     while (stack.length > 0) {
@@ -92,13 +98,14 @@ export function badField(value: unknown, nulFree: (field: string) => boolean = (
 const DETAIL: Record<Problem, string> = {
   number: 'numbers must be finite (the value is out of range)',
   nul: 'text must not contain the NUL character (U+0000)',
+  surrogate: 'text must be well-formed Unicode (it holds a lone surrogate such as \\ud800)',
 };
 
 function refuse(request: FastifyRequest, context: 'querystring' | 'params' | 'body', found: { field: string; problem: Problem }) {
   return fieldFailure(request, context, found.field || undefined, DETAIL[found.problem], { detailFirst: true });
 }
 
-/** Top-level body fields whose schema takes any JSON (no `type`): NUL is allowed inside them. */
+/** Top-level body fields whose schema takes any JSON (no `type`): NUL and lone surrogates are allowed inside them. */
 function anyJsonFields(request: FastifyRequest): Set<string> {
   const props = (request.routeOptions.schema?.body as { properties?: Record<string, { type?: unknown; anyOf?: unknown }> } | undefined)?.properties ?? {};
   return new Set(Object.entries(props).filter(([, s]) => s.type === undefined && s.anyOf === undefined).map(([k]) => k));
@@ -115,11 +122,11 @@ export function installInputGuard(app: FastifyInstance): void {
       if (scan.tooDeep) {
         return done(fieldFailure(request, 'body', undefined, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { detailFirst: true }), undefined);
       }
-      const nul = text.includes(NUL_ESCAPE);
-      if (scan.bigNumber || nul) {
+      const oddText = text.includes(NUL_ESCAPE) || SURROGATE_ESCAPE.test(text);
+      if (scan.bigNumber || oddText) {
         // Routing runs before body parsing, so the route's schema and codes are known here.
-        const exempt = nul ? anyJsonFields(request) : new Set<string>();
-        const found = badField(parsed, (field) => nul && !exempt.has(field));
+        const exempt = oddText ? anyJsonFields(request) : new Set<string>();
+        const found = badField(parsed, (field) => oddText && !exempt.has(field));
         if (found) return done(refuse(request, 'body', found), undefined);
       }
       done(null, parsed);

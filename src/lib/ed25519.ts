@@ -6,12 +6,51 @@ const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 export class KeyFormatError extends Error {}
 
 /**
+ * Encodings of the Ed25519 points of small order (order 1, 2, 4 or 8), as libsodium lists them:
+ * y = 0, 1, the two y of the order-8 points, p - 1, and the non-canonical p and p + 1. The top bit
+ * (x's sign) is ignored when comparing. Such a public key is no identity: with A = the neutral point,
+ * R = B and S = 1 verify for every message, and OpenSSL's cofactorless verify accepts that.
+ */
+const SMALL_ORDER = [
+  '0000000000000000000000000000000000000000000000000000000000000000',
+  '0100000000000000000000000000000000000000000000000000000000000000',
+  '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05',
+  'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a',
+  'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+  'edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+  'eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+].map((h) => Buffer.from(h, 'hex'));
+
+/** True when the raw 32-byte encoding is a point of small order (see SMALL_ORDER). */
+export function hasSmallOrder(raw: Uint8Array): boolean {
+  if (raw.length !== 32) return false;
+  return SMALL_ORDER.some((bad) => {
+    for (let i = 0; i < 31; i++) if (raw[i] !== bad[i]) return false;
+    return (raw[31] & 0x7f) === bad[31];
+  });
+}
+
+const rawOf = (key: KeyObject): Buffer => key.export({ format: 'der', type: 'spki' }).subarray(SPKI_PREFIX.length);
+
+/**
  * Accepts an Ed25519 public key as PEM (SPKI) or as base64 (standard or url-safe) of the raw 32 bytes.
  * Returns the key object; throws KeyFormatError with a message a client can act on.
  */
 export function parseEd25519PublicKey(input: string): KeyObject {
+  const key = readEd25519PublicKey(input);
+  if (hasSmallOrder(rawOf(key))) throw new KeyFormatError('a point of small order is not a usable public key');
+  return key;
+}
+
+function readEd25519PublicKey(input: string): KeyObject {
   const text = input.trim();
   if (text.startsWith('-----BEGIN')) {
+    // createPublicKey would also derive the public key from a private one; only a public key is taken.
+    if (!text.startsWith('-----BEGIN PUBLIC KEY-----')) {
+      throw new KeyFormatError(/PRIVATE KEY/.test(text.slice(0, 40))
+        ? 'this is a private key: send only the public key (PEM "BEGIN PUBLIC KEY" or base64 of the raw 32 bytes), and keep the private key to yourself'
+        : 'expected a PEM "BEGIN PUBLIC KEY" block');
+    }
     let key: KeyObject;
     try {
       key = createPublicKey({ key: text, format: 'pem' });
@@ -49,7 +88,10 @@ export function verifyEd25519(publicKeyPemText: string, message: Buffer, signatu
   const sig = Buffer.from(signatureB64.trim().replace(/-/g, '+').replace(/_/g, '/'), 'base64');
   if (sig.length !== 64) return false;
   try {
-    return verify(null, message, createPublicKey(publicKeyPemText), sig);
+    const key = createPublicKey(publicKeyPemText);
+    // A small-order key (none is accepted at registration) would verify forged signatures.
+    if (hasSmallOrder(rawOf(key))) return false;
+    return verify(null, message, key, sig);
   } catch {
     return false;
   }

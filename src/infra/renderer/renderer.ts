@@ -35,8 +35,18 @@ export interface RenderResult {
 
 export interface Renderer {
   readonly configured: boolean;
-  render(url: string, opts?: { timeoutMs?: number }): Promise<RenderResult>;
+  render(url: string, opts?: RenderOptions): Promise<RenderResult>;
   close(): Promise<void>;
+}
+
+export interface RenderOptions {
+  timeoutMs?: number;
+  /**
+   * Called before every main-frame document is fetched (the first, each redirect hop, a navigation a
+   * script starts); a throw (a WebError) refuses it: the render fails with that error if the page
+   * was not loaded yet, and a later navigation is cancelled (the loaded page stays).
+   */
+  checkNavigation?: (url: URL) => Promise<void> | void;
 }
 
 export interface RendererOptions {
@@ -91,7 +101,7 @@ export function createRenderer(opts: RendererOptions): Renderer {
   const maxRedirects = opts.maxRedirects ?? 5;
   const settleMs = opts.settleMs ?? 1_500;
 
-  async function renderIn(page: Page, ctx: BrowserContext, start: URL, deadline: number, totalMs: number): Promise<RenderResult> {
+  async function renderIn(page: Page, ctx: BrowserContext, start: URL, deadline: number, totalMs: number, o: RenderOptions): Promise<RenderResult> {
     const remaining = () => deadline - performance.now();
     let used = 0;
     const blocked: string[] = [];
@@ -123,6 +133,7 @@ export function createRenderer(opts: RendererOptions): Renderer {
       for (const h of FORWARDED_REQUEST_HEADERS) if (sent[h]) headers[h] = sent[h];
       let res;
       try {
+        if (isMain && o.checkNavigation) await o.checkNavigation(new URL(url));
         res = await opts.client.fetch(url, {
           method: request.method(),
           headers,
@@ -243,7 +254,7 @@ export function createRenderer(opts: RendererOptions): Renderer {
         ctx.on('page', (p) => {
           if (p !== page) void p.close().catch(() => {}); // no pop-ups
         });
-        return renderIn(page, ctx, start, deadline, totalMs);
+        return renderIn(page, ctx, start, deadline, totalMs, o);
       })();
       let timer: NodeJS.Timeout | undefined;
       try {

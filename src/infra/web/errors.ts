@@ -1,7 +1,8 @@
 /**
  * Typed errors of the outbound web layer. `code` is the spec's error code; the browse, parse and
  * discovery routes map it to HTTP (INVALID_URL 422, BROWSE_URL_BLOCKED 422, BROWSE_RESPONSE_TOO_LARGE
- * 413, BROWSE_PROVIDER_TIMEOUT 504, BROWSE_PROVIDER_ERROR 502, BROWSE_PROVIDER_UNCONFIGURED 503).
+ * 413, BROWSE_PROVIDER_TIMEOUT 504, BROWSE_PROVIDER_ERROR 502, BROWSE_PROVIDER_UNCONFIGURED 503,
+ * BROWSE_ROBOTS_DISALLOW 422: a redirect hop robots.txt does not allow, refused by the caller's check).
  * `reason` is a finer, stable machine-readable cause for logs and callers that need to tell
  * e.g. a DNS failure from an unsupported content type without parsing the message.
  */
@@ -11,7 +12,8 @@ export type WebErrorCode =
   | 'BROWSE_RESPONSE_TOO_LARGE'
   | 'BROWSE_PROVIDER_TIMEOUT'
   | 'BROWSE_PROVIDER_ERROR'
-  | 'BROWSE_PROVIDER_UNCONFIGURED';
+  | 'BROWSE_PROVIDER_UNCONFIGURED'
+  | 'BROWSE_ROBOTS_DISALLOW';
 
 export type WebErrorReason =
   | 'missing_url'
@@ -33,7 +35,8 @@ export type WebErrorReason =
   | 'timeout'
   | 'renderer_unconfigured'
   | 'renderer_failure'
-  | 'extraction_failed';
+  | 'extraction_failed'
+  | 'robots_disallow';
 
 export class WebError extends Error {
   constructor(

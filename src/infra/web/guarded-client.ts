@@ -33,6 +33,8 @@ export interface FetchOptions {
   timeoutMs?: number;
   /** Default true. The renderer passes false so Chromium sees (and re-routes) each hop itself. */
   followRedirects?: boolean;
+  /** Called with each redirect target (already past the URL policy) before it is requested; a throw (a WebError) ends the fetch. */
+  checkRedirect?: (next: URL) => Promise<void> | void;
   /** 'error' (default) throws BROWSE_RESPONSE_TOO_LARGE; 'truncate' keeps the first maxBytes (robots.txt). */
   onOversize?: OversizePolicy;
   signal?: AbortSignal;
@@ -193,6 +195,7 @@ export function createGuardedClient(opts: GuardedClientOptions): GuardedClient {
           const why = isWebError(err) ? err.message : 'unparsable location';
           throw new WebError('BROWSE_URL_BLOCKED', 'redirect_blocked', `Redirect refused: ${why}`);
         }
+        if (f.checkRedirect) await f.checkRedirect(next);
         if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
           if (method !== 'HEAD') method = 'GET';
           body = undefined;

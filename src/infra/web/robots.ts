@@ -12,6 +12,9 @@
  *   the origin's own address  not a robots question: the site's host connects to an address the
  *   refused at connect time   policy refuses (a name that rebound after validation), so isAllowed
  *                             throws that BROWSE_URL_BLOCKED error and nothing is cached
+ * Percent-encoding (RFC 9309 2.2.2): an escaped unreserved character (letters, digits, - . _ ~) is
+ * the character itself, in the rules and in the URL alike, so `/%70rivate` is `/private`; reserved
+ * characters (`%2F` ...) stay escaped and match only themselves.
  * Successes and 4xx are cached for `ttlMs`; unreachable results for the shorter `errorTtlMs`, so a
  * passing outage does not lock a site out for the whole cache lifetime.
  */
@@ -24,6 +27,16 @@ export const ROBOTS_TOKEN = 'svc-browse';
 export const ROBOTS_MAX_BYTES = 500 * 1024;
 const ROBOTS_TIMEOUT_MS = 10_000;
 const MAX_ORIGINS = 1_000;
+
+/** Decodes percent-escapes of unreserved characters (RFC 3986 2.3), leaving every other escape as it is. */
+export function decodeUnreserved(text: string): string {
+  return text.includes('%')
+    ? text.replace(/%([0-9A-Fa-f]{2})/g, (esc, hex: string) => {
+      const c = String.fromCharCode(parseInt(hex, 16));
+      return /[A-Za-z0-9\-._~]/.test(c) ? c : esc;
+    })
+    : text;
+}
 
 type Verdict =
   | { kind: 'rules'; robot: ReturnType<typeof robotsParser> }
@@ -68,7 +81,7 @@ export function createRobotsPolicy(opts: RobotsOptions): RobotsPolicy {
         headers: { accept: 'text/plain,*/*;q=0.5' },
       });
       // Rules found after a redirect still govern the origin we asked about (RFC 9309 2.3.1.2).
-      if (res.status >= 200 && res.status < 300) return { kind: 'rules', robot: robotsParser(robotsUrl, res.body.toString('utf8')) };
+      if (res.status >= 200 && res.status < 300) return { kind: 'rules', robot: robotsParser(robotsUrl, decodeUnreserved(res.body.toString('utf8'))) };
       if (res.status >= 400 && res.status < 500) return { kind: 'allow-all' };
       if (res.status >= 300 && res.status < 400) return { kind: 'allow-all' }; // redirect without Location
       return { kind: 'disallow-all' };
@@ -103,6 +116,8 @@ export function createRobotsPolicy(opts: RobotsOptions): RobotsPolicy {
     async isAllowed(input) {
       const url = new URL(input);
       url.hash = '';
+      url.pathname = decodeUnreserved(url.pathname);
+      url.search = decodeUnreserved(url.search);
       const verdict = await verdictFor(url.origin);
       if (verdict.kind === 'blocked') throw verdict.error;
       if (verdict.kind !== 'rules') return verdict.kind === 'allow-all';

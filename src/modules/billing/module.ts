@@ -56,7 +56,7 @@ export function createBillingModule(deps: BillingModuleDeps) {
   let commons: CommonsStatsPort | undefined;
   let storage: StorageUsagePort | undefined;
 
-  const commonsUrl = `${base}/v1/commons`;
+  const commonsUrl = `${base}/v1/commons/entries`;
   const billing = createBillingService({
     store, credits, clock, payments, publishableKey: config.billing.stripePublishableKey, billingPageUrl, log: deps.log,
   });

@@ -63,6 +63,10 @@ export const billingRoutes = (deps: BillingRouteDeps): FastifyPluginAsyncTypebox
   app.post('/v1/billing/setup', {
     schema: { body: SetupBody, summary: 'Save a card and consent to merchant-initiated refills (zero-amount intent)' },
     config: { auth: 'key' },
+    // The spec's request is "-": no body at all is the usual call (the schema still refuses a non-object one).
+    preValidation: async (request) => {
+      request.body ??= {};
+    },
   }, async (request) => billing.setup(agentOf(request).agentId));
 
   app.post('/v1/billing/auto-topup', {

@@ -50,7 +50,8 @@ export async function billingSnapshot(deps: {
   const overageUsd = monthly ? tier.searchOverageUsdPerCall : formatUsd(ACTION_PRICE.search);
   const combined = mem + embed;
   const overLimit = combined >= tier.memoryStorageBytes || blob >= tier.blobStorageBytes || parse >= tier.parseOpsPerMonth
-    || (monthly && tier.memoryWritesPerMonth !== null && memory >= tier.memoryWritesPerMonth);
+    // The monthly write cap binds every tier that has one (memory answers 429 MEMORY_OPS_LIMIT at it), credit-metered too.
+    || (tier.memoryWritesPerMonth !== null && memory >= tier.memoryWritesPerMonth);
   return {
     status: 'success',
     tier: tier.name,

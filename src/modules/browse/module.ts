@@ -41,7 +41,7 @@ export function createBrowseModule(deps: BrowseModuleDeps) {
     fetcher: {
       checkUrl: (url) => client.checkUrl(url),
       validatePublicUrl: (url) => client.validatePublicUrl(url),
-      fetch: (url) => client.fetch(url),
+      fetch: (url, opts) => client.fetch(url, opts),
     },
     robots,
     extractor,

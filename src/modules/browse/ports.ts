@@ -14,7 +14,8 @@ export interface PageFetcher {
   checkUrl(url: unknown): URL;
   /** checkUrl plus name resolution with every answer checked. */
   validatePublicUrl(url: unknown): Promise<URL>;
-  fetch(url: string): Promise<{ status: number; finalUrl: string; body: Buffer; contentType: string }>;
+  /** `checkRedirect` sees each redirect target before it is requested; a WebError it throws ends the fetch. */
+  fetch(url: string, opts?: { checkRedirect?: (next: URL) => Promise<void> }): Promise<{ status: number; finalUrl: string; body: Buffer; contentType: string }>;
 }
 
 export interface RobotsCheck {
@@ -28,7 +29,8 @@ export interface PageExtractor {
 /** Headless Chromium; `configured` false when no executable is set or found. */
 export interface PageRenderer {
   readonly configured: boolean;
-  render(url: string): Promise<{ finalUrl: string; status: number; contentType: string; title: string; text: string }>;
+  /** `checkNavigation` sees every main-frame document (first, redirect hops, script navigations) before it is fetched. */
+  render(url: string, opts?: { checkNavigation?: (url: URL) => Promise<void> }): Promise<{ finalUrl: string; status: number; contentType: string; title: string; text: string }>;
 }
 
 /**

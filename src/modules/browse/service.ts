@@ -5,7 +5,7 @@
  *   mode (422 BROWSE_MODE_UNSUPPORTED) → URL syntax/policy (422 INVALID_URL / BROWSE_URL_BLOCKED)
  *   → dynamic only: trust (403 BROWSE_DYNAMIC_TRUST_TIER), renderer (503 BROWSE_PROVIDER_UNCONFIGURED)
  *   → name resolution with every address checked (422 BROWSE_URL_BLOCKED) → robots.txt
- *   (422 BROWSE_ROBOTS_DISALLOW; BROWSE_URL_BLOCKED when its connection finds the host rebound) → credit check (429 BROWSE_LIMIT / 402 INSUFFICIENT_CREDITS; made while robots.txt is read, reported after it) → fetch or
+ *   (422 BROWSE_ROBOTS_DISALLOW, also for any redirect hop or main-frame document on the way; BROWSE_URL_BLOCKED when its connection finds the host rebound) → credit check (429 BROWSE_LIMIT / 402 INSUFFICIENT_CREDITS; made while robots.txt is read, reported after it) → fetch or
  *   render → extract → charge and log in one transaction. A failed fetch or extraction is never charged.
  * Any HTTP status the site answers (404, 500 ...) is a completed browse: the record carries it in
  * http_status with the extracted text of that page. Failures to get an answer at all are errors:
@@ -15,14 +15,14 @@ import { performance } from 'node:perf_hooks';
 import { ApiError } from '../../http/errors';
 import { iso, type Clock } from '../../lib/clock';
 import { newId } from '../../lib/ids';
-import { isWebError, type WebError } from '../../infra/web/errors';
+import { isWebError, WebError } from '../../infra/web/errors';
 import type { ActivitySource } from '../usage/activity-types';
 import type { BrowseMeter, BrowseMode, PageExtractor, PageFetcher, PageRenderer, RobotsCheck } from './ports';
 import type { BrowseRow, BrowseStore } from './store';
 import type { Probation, TrustInput } from './trust';
 
 const WEB_STATUS: Record<string, number> = {
-  INVALID_URL: 422, BROWSE_URL_BLOCKED: 422, BROWSE_RESPONSE_TOO_LARGE: 413,
+  INVALID_URL: 422, BROWSE_URL_BLOCKED: 422, BROWSE_ROBOTS_DISALLOW: 422, BROWSE_RESPONSE_TOO_LARGE: 413,
   BROWSE_PROVIDER_TIMEOUT: 504, BROWSE_PROVIDER_ERROR: 502, BROWSE_PROVIDER_UNCONFIGURED: 503,
 };
 
@@ -64,9 +64,21 @@ async function web<T>(step: () => Promise<T> | T): Promise<T> {
 export function createBrowseService(deps: BrowseServiceDeps) {
   const { store, clock } = deps;
 
+  /**
+   * robots.txt decides every URL svc fetches as a page, not only the one asked for: each redirect
+   * hop (static), each main-frame document (dynamic) is checked against its own site's robots.txt.
+   */
+  async function robotsGate(target: URL, asked?: string) {
+    if (await deps.robots.isAllowed(target.href)) return;
+    throw new WebError('BROWSE_ROBOTS_DISALLOW', 'robots_disallow', asked === undefined || asked === target.href
+      ? 'robots.txt of this site does not allow svc-browse to fetch this URL'
+      : `robots.txt of ${target.host} does not allow svc-browse to fetch ${target.href}, which ${asked} leads to`);
+  }
+
   async function fetchPage(mode: BrowseMode, url: string) {
-    if (mode === 'dynamic') return deps.renderer.render(url);
-    const res = await deps.fetcher.fetch(url);
+    const check = (target: URL) => robotsGate(target, url);
+    if (mode === 'dynamic') return deps.renderer.render(url, { checkNavigation: check });
+    const res = await deps.fetcher.fetch(url, { checkRedirect: check });
     const page = await deps.extractor.extract({ body: res.body, contentType: res.contentType, url: res.finalUrl });
     return { finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, title: page.title, text: page.text };
   }
@@ -95,9 +107,7 @@ export function createBrowseService(deps: BrowseServiceDeps) {
       // The credit check runs while robots.txt is read; a robots refusal still comes first.
       const canPay = deps.meter.check(caller.agentId, caller.tier, mode);
       canPay.catch(() => {});
-      if (!(await web(() => deps.robots.isAllowed(url)))) {
-        throw new ApiError(422, 'BROWSE_ROBOTS_DISALLOW', 'robots.txt of this site does not allow svc-browse to fetch this URL');
-      }
+      await web(() => robotsGate(new URL(url)));
       await canPay;
       const page = await web(() => fetchPage(mode, url));
       const row: BrowseRow = {

@@ -9,6 +9,7 @@ import type { IdentityService } from '../identity/service';
 import { agentCardOf, aiAgentDocument, svcAgentCard, type PassportView } from './agent-card';
 import { capabilitiesDocument } from './capabilities';
 import { agentTemplate, guideDocument } from './guide';
+import { operatorTermsUrl, termsDocument } from './terms';
 import type { RouteTable } from './route-table';
 
 export interface DiscoveryDeps {
@@ -36,6 +37,15 @@ export const discoveryRoutes = (deps: DiscoveryDeps): FastifyPluginAsyncTypebox 
     schema: { summary: 'Configuration template an agent fills in', tags: ['discovery'] },
     config: { auth: 'none' },
   }, async () => agentTemplate(baseUrl));
+
+  app.get('/terms', {
+    schema: { summary: 'Terms of service (what agree_to_terms accepts); a redirect when the operator set SVC_TERMS_URL', tags: ['discovery'] },
+    config: { auth: 'none' },
+  }, async (_request, reply) => {
+    const elsewhere = operatorTermsUrl(config);
+    if (elsewhere) return reply.redirect(elsewhere, 302);
+    return termsDocument(config);
+  });
 
   app.get('/v1/community', {
     schema: { summary: 'The four founding-period statistics', tags: ['discovery'] },

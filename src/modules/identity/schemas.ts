@@ -34,7 +34,8 @@ export const ChallengeBody = Type.Object({
 export const VerifyBody = Type.Object({
   agent_id: Type.String({ format: 'uuid' }),
   challenge_id: Type.String({ maxLength: 64 }),
-  signature: Type.String({ minLength: 1, maxLength: 256, description: 'base64 of the raw 64-byte Ed25519 signature over sign_payload' }),
+  // Generous bound: anything longer than a signature still reads as an invalid one (401), not a missing one.
+  signature: Type.String({ minLength: 1, maxLength: 4096, description: 'base64 of the raw 64-byte Ed25519 signature over sign_payload' }),
 });
 
 export const ChallengeValidationCodes = {

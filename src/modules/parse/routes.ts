@@ -30,8 +30,12 @@ export const parseRoutes = (deps: ParseRouteDeps): FastifyPluginAsyncTypebox => 
   }, async (request, reply) => {
     const body = request.body ?? {};
     const r = await parse.parse(caller(request), request.params.blob_id, { async: request.query.async ?? false, callbackUrl: body.callback_url });
-    if (typeof r.body === 'string') reply.type('application/json; charset=utf-8');
-    return reply.code(r.code).send(r.body);
+    const svc = await envelope.build({ fields: r.svcUsage ? { usage: r.svcUsage } : {} });
+    reply.code(r.code);
+    if (typeof r.body !== 'string') return { ...r.body, _svc: svc };
+    // A complete result is already JSON (spliced in by the service): `_svc` goes after it the same way.
+    reply.type('application/json; charset=utf-8');
+    return `${r.body.slice(0, -1)},"_svc":${JSON.stringify(svc)}}`;
   });
 
   app.get('/v1/blobs/:blob_id/parse/:parse_id', {
@@ -50,6 +54,8 @@ export const parseRoutes = (deps: ParseRouteDeps): FastifyPluginAsyncTypebox => 
   }, async (request) => parse.replay(caller(request), request.params.blob_id, request.params.parse_id));
 
   app.get('/v1/blobs/search', {
+    // A charged call: no automatic HEAD twin (it would charge and send nothing).
+    exposeHeadRoute: false,
     schema: { querystring: SearchQuery, summary: 'Semantic search over the chunks of your parsed blobs (one call in the search pool)', tags: ['search'] },
     config: { auth: 'key', validationCodes: SearchCodes },
   }, async (request) => {

@@ -130,6 +130,8 @@ export function createParseService(deps: ParseServiceDeps) {
       const tier = await tierFor(caller.agentId, caller.tier);
       await limit(`parse:${caller.agentId}`, tier.parsePerMinute, 'PARSE_RATE_LIMIT', 'parse requests');
       const charge = await deps.meter?.charge(caller.agentId, 'parse', { tier: caller.tier });
+      // `_svc.usage` of the answer: the figures after this call's charge (a metered response).
+      const svcUsage = charge?.usage ?? null;
       const now = clock.now();
       const row: ParseRow = {
         parse_id: randomUUID(), agent_id: caller.agentId, blob_id: blobId, sha256: blob.sha256, content_type: blob.content_type,
@@ -150,7 +152,7 @@ export function createParseService(deps: ParseServiceDeps) {
         deps.queue.kick();
         const out: Record<string, unknown> = { ...parseView(row, { withResult: false }), status_url: `${deps.baseUrl}/v1/blobs/${blobId}/parse/${row.parse_id}` };
         if (callbackUrl) out.callback_signing_secret = await store.callbackSecret(caller.agentId, now);
-        return { code: 202, body: out };
+        return { code: 202, body: out, svcUsage };
       }
       let outcome;
       try {
@@ -167,13 +169,13 @@ export function createParseService(deps: ParseServiceDeps) {
         await recordComplete(row, json, outcome, done);
         // The result is already serialized: splice it in rather than parse and serialize it again.
         const head = JSON.stringify(parseView(row, { withResult: false }));
-        return { code: 200, body: `${head.slice(0, -1)},"result":${json}}` };
+        return { code: 200, body: `${head.slice(0, -1)},"result":${json}}`, svcUsage };
       }
       // The parser itself broke (not the file): the agent is not charged for it.
       if (outcome.failure.reason === 'internal') await charge?.refund();
       Object.assign(row, { status: 'failed', error_code: outcome.failure.code, error_reason: outcome.failure.reason, error_message: outcome.failure.message });
       await store.insert(row);
-      return { code: 200, body: parseView(row, { withResult: false }) };
+      return { code: 200, body: parseView(row, { withResult: false }), svcUsage: outcome.failure.reason === 'internal' ? null : svcUsage };
     },
 
     async status(caller: Caller, blobId: string, parseId: string) {

@@ -9,6 +9,8 @@ export const searchRoutes = (deps: { search: SearchService; envelope: EnvelopeBu
   const { search, envelope } = deps;
 
   app.get('/v1/search', {
+    // A charged call: no automatic HEAD twin (it would charge and send nothing).
+    exposeHeadRoute: false,
     schema: { querystring: SearchQuery, summary: 'Search the web; results carry credibility scores (0.5 to 1.0)', tags: ['search'] },
     config: { auth: 'key' },
   }, async (request, reply) => {
