@@ -45,6 +45,27 @@ describe('GET /openapi.json', () => {
     expect(doc.paths['/v1/register'].post.requestBody.content['application/json'].schema.required).toContain('agree_to_terms');
   });
 
+  test('success statuses are the ones the routes answer; domain errors are listed with their codes', async () => {
+    const ok = (path: string, method: string) => Object.keys(doc.paths[path][method].responses).filter((s) => s < '400').sort();
+    expect(ok('/v1/register', 'post')).toEqual(['201']);
+    expect(ok('/v1/feedback', 'post')).toEqual(['201']);
+    expect(ok('/v1/blobs', 'put')).toEqual(['200', '201']);
+    expect(ok('/v1/blobs/{blob_id}', 'delete')).toEqual(['204']);
+    expect(ok('/v1/blobs/{blob_id}/parse', 'post')).toEqual(['200', '202']);
+    expect(ok('/v1/billing/packs/checkout', 'post')).toEqual([]);
+    expect(ok('/v1/me', 'get')).toEqual(['200']);
+    const codes = (path: string, method: string, status: number) => doc.paths[path][method].responses[String(status)].content['application/json'].schema['x-svc-error-codes'];
+    expect(codes('/v1/search', 'get', 402)).toEqual(['INSUFFICIENT_CREDITS']);
+    expect(codes('/v1/search', 'get', 429)).toEqual(['SEARCH_CALLS_LIMIT']);
+    expect(codes('/v1/browse', 'post', 422)).toEqual(expect.arrayContaining(['BROWSE_ROBOTS_DISALLOW', 'INVALID_URL']));
+    expect(codes('/v1/billing/packs/checkout', 'post', 410)).toEqual(['PACK_CHECKOUT_RETIRED']);
+    // What the document says is what the route answers: a registration is 201, a retired pack 410.
+    expect((await t.request('POST', '/v1/register', { body: { agent_name: 'openapi-201', owner_identifier: 'o', agree_to_terms: true } })).status).toBe(201);
+    const a = await t.registerAgent();
+    const pack = await t.request('POST', '/v1/billing/packs/checkout', { token: a.apiKey, body: {} });
+    expect([pack.status, pack.body.error_code]).toEqual([410, 'PACK_CHECKOUT_RETIRED']);
+  });
+
   test('documents the designs of items the spec leaves "not shown"', () => {
     expect(doc['x-svc-designs'].length).toBeGreaterThan(3);
     for (const d of doc['x-svc-designs']) expect(Object.keys(d).sort()).toEqual(['design', 'see', 'spec_item']);

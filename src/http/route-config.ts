@@ -25,6 +25,10 @@ declare module 'fastify' {
     validationCodes?: Record<string, ValidationCode>;
     /** Tags used by discovery (OpenAPI, capabilities, MCP). */
     summary?: string;
+    /** For discovery (OpenAPI): the success statuses when not just 200, e.g. [201] or [201, 200]. */
+    success?: number[];
+    /** For discovery (OpenAPI): errors the route's own work can answer, beyond auth and input validation. */
+    errors?: Record<number, string[]>;
   }
   interface FastifyRequest {
     auth?: AuthContext;

@@ -51,10 +51,10 @@ export const billingRoutes = (deps: BillingRouteDeps): FastifyPluginAsyncTypebox
 
   app.post('/v1/billing/credits/checkout', {
     schema: { body: CheckoutBody, summary: 'Buy credits with the volume-discount slider: creates a payment intent to pay on the billing page' },
-    config: { auth: 'key', validationCodes: CheckoutValidationCodes },
+    config: { auth: 'key', errors: { 502: ['PAYMENT_PROCESSOR_ERROR'], 503: ['BILLING_NOT_CONFIGURED'] }, validationCodes: CheckoutValidationCodes },
   }, async (request) => billing.checkout(agentOf(request).agentId, request.body.credits));
 
-  app.post('/v1/billing/packs/checkout', { schema: { summary: 'Retired: fixed credit packs (use /v1/billing/credits/checkout)' }, config: { auth: 'key' } }, async () => {
+  app.post('/v1/billing/packs/checkout', { schema: { summary: 'Retired: fixed credit packs (use /v1/billing/credits/checkout)' }, config: { auth: 'key', success: [], errors: { 410: ['PACK_CHECKOUT_RETIRED'] } } }, async () => {
     throw new ApiError(410, 'PACK_CHECKOUT_RETIRED', 'Fixed-pack checkout is retired: buy any amount with POST /v1/billing/credits/checkout', {
       replacement_url: '/v1/billing/credits/checkout',
     });
@@ -62,7 +62,7 @@ export const billingRoutes = (deps: BillingRouteDeps): FastifyPluginAsyncTypebox
 
   app.post('/v1/billing/setup', {
     schema: { body: SetupBody, summary: 'Save a card and consent to merchant-initiated refills (zero-amount intent)' },
-    config: { auth: 'key' },
+    config: { auth: 'key', errors: { 502: ['PAYMENT_PROCESSOR_ERROR'], 503: ['BILLING_NOT_CONFIGURED'] } },
     // The spec's request is "-": no body at all is the usual call (the schema still refuses a non-object one).
     preValidation: async (request) => {
       request.body ??= {};
@@ -71,7 +71,7 @@ export const billingRoutes = (deps: BillingRouteDeps): FastifyPluginAsyncTypebox
 
   app.post('/v1/billing/auto-topup', {
     schema: { body: AutoTopupBody, summary: 'Enable or disable automatic refills when the balance falls under a threshold' },
-    config: { auth: 'key' },
+    config: { auth: 'key', errors: { 409: ['PAYMENT_METHOD_REQUIRED', 'RECHARGE_CONSENT_REQUIRED'], 503: ['BILLING_NOT_CONFIGURED'] } },
   }, async (request) => billing.configureAutoTopup(agentOf(request).agentId, request.body));
 
   app.post('/admin/billing/referrals/settle', { schema: { summary: 'Decide pending referral payouts now (admin)' }, config: { auth: 'admin' } },

@@ -46,7 +46,7 @@ const uploadRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => async (
       tags: ['blobs'],
       consumes: ['multipart/form-data', 'application/octet-stream', '*/*'],
     } as Record<string, unknown>,
-    config: { auth: 'key' },
+    config: { auth: 'key', success: [201, 200], errors: { 400: ['BLOB_MULTIPART_INVALID'], 413: ['BLOB_TOO_LARGE', 'BLOB_STORAGE_LIMIT'], 422: ['BLOB_FILE_REQUIRED', 'BLOB_CONTENT_TYPE_INVALID'] } },
   }, async (request, reply) => {
     const who = caller(request);
     const declared = Number(request.headers['content-length']);
@@ -98,14 +98,14 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
   app.get('/v1/blobs/:blob_id', {
     exposeHeadRoute: false,
     schema: { params: BlobParams, summary: 'Download a blob (HTTP Range: one range → 206, several → multipart/byteranges)', tags: ['blobs'] },
-    config: { auth: 'key', validationCodes: BlobIdCodes },
+    config: { auth: 'key', errors: { 404: ['BLOB_NOT_FOUND'], 416: ['RANGE_NOT_SATISFIABLE'] }, validationCodes: BlobIdCodes },
   }, async (request, reply) => send(reply, await blobs.download(caller(request).agentId, request.params.blob_id, {
     range: request.headers.range, ifNoneMatch: request.headers['if-none-match'],
   })));
 
   app.get('/v1/blobs/:blob_id/meta', {
     schema: { params: BlobParams, summary: 'Metadata of a blob: size, type, sha256, dates, latest parse', tags: ['blobs'] },
-    config: { auth: 'key', validationCodes: BlobIdCodes },
+    config: { auth: 'key', errors: { 404: ['BLOB_NOT_FOUND'] }, validationCodes: BlobIdCodes },
   }, async (request) => blobs.meta(caller(request).agentId, request.params.blob_id));
 
   app.get('/v1/blobs/:blob_id/signed-url', {
@@ -140,7 +140,7 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
 
   app.delete('/v1/blobs/:blob_id', {
     schema: { params: BlobParams, summary: 'Soft-delete a blob: 204, also for unknown ids (existence is not leaked)', tags: ['blobs'] },
-    config: { auth: 'key', validationCodes: BlobIdCodes },
+    config: { auth: 'key', success: [204], errors: { 404: ['BLOB_NOT_FOUND'] }, validationCodes: BlobIdCodes },
   }, async (request, reply) => {
     await blobs.remove(caller(request).agentId, request.params.blob_id);
     return reply.code(204).send();

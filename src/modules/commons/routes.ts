@@ -22,7 +22,7 @@ export const commonsRoutes = (deps: CommonsRouteDeps): FastifyPluginAsyncTypebox
   app.post('/v1/commons/entries', {
     bodyLimit: deps.bodyLimitBytes,
     schema: { body: PublishBody, summary: 'Publish an entry to the shared commons (needs svc:commons-publish)', tags },
-    config: { auth: 'key', validationCodes: PublishValidationCodes },
+    config: { auth: 'key', success: [201], errors: { 403: ['COMMONS_PUBLISH_NOT_PERMITTED'], 413: ['COMMONS_VALUE_TOO_LARGE'] }, validationCodes: PublishValidationCodes },
   }, async (request, reply) => reply.code(201).send(await commons.publish(agentOf(request), request.body)));
 
   app.get('/v1/commons/entries', {

@@ -46,6 +46,7 @@ export function errorCodesOf(r: RouteInfo): Codes {
   if (r.auth === 'admin') { add(m, 401, 'INVALID_ADMIN_KEY'); add(m, 503, 'ADMIN_NOT_CONFIGURED'); }
   if (r.params || r.querystring || r.body) add(m, 422, 'VALIDATION_FAILED');
   for (const v of Object.values(r.validationCodes)) add(m, v.status, v.code);
+  for (const [status, codes] of Object.entries(r.errors)) for (const code of codes) add(m, Number(status), code);
   if (r.body) { add(m, 400, 'INVALID_JSON'); add(m, 413, 'PAYLOAD_TOO_LARGE'); add(m, 415, 'UNSUPPORTED_MEDIA_TYPE'); }
   if (r.params) { add(m, 400, 'BAD_REQUEST'); add(m, 414, 'URI_TOO_LONG'); }
   add(m, 500, 'INTERNAL_ERROR');
@@ -62,6 +63,12 @@ function decorate(doc: Record<string, any>, table: RouteTable) {
       op.security = SECURITY[route.auth];
       op['x-svc-auth'] = route.auth;
       op.responses ??= {};
+      // @fastify/swagger writes a 200 for a route without a response schema; the route says its own.
+      const plain = op.responses['200'];
+      if (plain && !route.success.includes(200)) delete op.responses['200'];
+      for (const status of route.success) {
+        op.responses[String(status)] ??= { description: status === 204 ? 'No content' : plain?.description ?? 'Success' };
+      }
       for (const [status, codes] of errorCodesOf(route)) {
         const list = [...codes];
         op.responses[String(status)] ??= {

@@ -23,6 +23,10 @@ export interface RouteInfo {
   body?: JsonSchema;
   response?: Record<string, JsonSchema>;
   validationCodes: Record<string, { status: number; code: string; message?: string }>;
+  /** Success statuses (default [200]). */
+  success: number[];
+  /** Errors of the route's own work (route config `errors`). */
+  errors: Record<number, string[]>;
   /** Routes whose body is not JSON (blob upload) say which media types they take. */
   consumes?: string[];
 }
@@ -49,6 +53,8 @@ function infoOf(opts: RouteOptions, method: string): RouteInfo {
     body: schema.body,
     response: schema.response,
     validationCodes: config.validationCodes ?? {},
+    success: config.success ?? [200],
+    errors: config.errors ?? {},
     consumes: schema.consumes,
   };
 }

@@ -21,7 +21,7 @@ export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypeb
 
   app.post('/v1/register', {
     schema: { body: RegisterBody, summary: 'Register an agent: API key and Ed25519 passport' },
-    config: { auth: 'none', validationCodes: RegisterValidationCodes },
+    config: { auth: 'none', success: [201], errors: { 409: ['AGENT_ALREADY_REGISTERED'] }, validationCodes: RegisterValidationCodes },
   }, async (request, reply) => {
     const r = await identity.register(request.body);
     const body: Record<string, unknown> = {
@@ -52,17 +52,17 @@ export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypeb
 
   app.get('/v1/agents/:agent_id/passport', {
     schema: { params: AgentIdParams, summary: 'Public passport of an agent' },
-    config: { auth: 'none' },
+    config: { auth: 'none', errors: { 404: ['AGENT_NOT_FOUND'] } },
   }, async (request) => ({ status: 'success', passport: await identity.publicPassport(request.params.agent_id) }));
 
   app.post('/v1/auth/passport/challenge', {
     schema: { body: ChallengeBody, summary: 'Get a single-use challenge to sign with the passport key' },
-    config: { auth: 'none', validationCodes: ChallengeValidationCodes },
+    config: { auth: 'none', errors: { 403: ['PASSPORT_REVOKED'], 404: ['AGENT_NOT_FOUND'] }, validationCodes: ChallengeValidationCodes },
   }, async (request) => identity.createChallenge(request.body.agent_id));
 
   app.post('/v1/auth/passport/verify', {
     schema: { body: VerifyBody, summary: 'Exchange a signed challenge for a session token (svc_session_, 3600 s)' },
-    config: { auth: 'none', validationCodes: ChallengeValidationCodes },
+    config: { auth: 'none', errors: { 401: ['PASSPORT_SIGNATURE_INVALID', 'CHALLENGE_EXPIRED'], 403: ['PASSPORT_REVOKED'], 404: ['AGENT_NOT_FOUND', 'CHALLENGE_NOT_FOUND'], 409: ['CHALLENGE_ALREADY_USED'] }, validationCodes: ChallengeValidationCodes },
   }, async (request) => identity.verifyChallenge(request.body));
 
   app.post('/v1/me/passport/revoke', {

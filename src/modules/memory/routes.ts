@@ -50,13 +50,13 @@ export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox =
 
   app.get('/v1/memory/search', {
     schema: { querystring: SearchQuery, summary: 'Semantic search over your memories', tags: ['memory'] },
-    config: { auth: 'key', validationCodes: SearchValidationCodes },
+    config: { auth: 'key', errors: { 402: ['INSUFFICIENT_CREDITS'], 422: ['MEMORY_QUERY_REQUIRED'], 429: ['RATE_LIMIT_EXCEEDED'], 503: ['MEMORY_SEARCH_UNAVAILABLE'] }, validationCodes: SearchValidationCodes },
   }, async (request) => memory.search(caller(request), request.query));
 
   app.put('/v1/memory/:key', {
     bodyLimit: deps.bodyLimitBytes,
     schema: { params: KeyParams, body: PutBody, summary: 'Store a JSON value under a key (appends a ledger version)', tags: ['memory'] },
-    config: { auth: 'key', validationCodes: PutValidationCodes },
+    config: { auth: 'key', errors: { 402: ['INSUFFICIENT_CREDITS'], 413: ['MEMORY_VALUE_TOO_LARGE', 'MEMORY_STORAGE_LIMIT'], 429: ['MEMORY_OPS_LIMIT', 'RATE_LIMIT_EXCEEDED'] }, validationCodes: PutValidationCodes },
   }, async (request) => {
     const a = caller(request);
     const { svcUsage, ...body } = await memory.put(a, request.params.key, request.body);
@@ -67,11 +67,11 @@ export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox =
 
   app.get('/v1/memory/:key', {
     schema: { params: KeyParams, summary: 'Read the latest live value of a key', tags: ['memory'] },
-    config: { auth: 'key', validationCodes: KeyValidationCodes },
+    config: { auth: 'key', errors: { 404: ['MEMORY_KEY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] }, validationCodes: KeyValidationCodes },
   }, async (request, reply) => reply.type('application/json; charset=utf-8').send(await memory.get(caller(request), request.params.key)));
 
   app.delete('/v1/memory/:key', {
     schema: { params: KeyParams, summary: 'Delete a key (appends a tombstone; history is kept)', tags: ['memory'] },
-    config: { auth: 'key', validationCodes: KeyValidationCodes },
+    config: { auth: 'key', errors: { 404: ['MEMORY_KEY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] }, validationCodes: KeyValidationCodes },
   }, async (request) => memory.remove(caller(request), request.params.key));
 };

@@ -16,7 +16,7 @@ export const usageRoutes = (deps: { usage: UsageService }): FastifyPluginAsyncTy
 
   app.get('/v1/me/activity', {
     schema: { querystring: ActivityQuery, summary: 'Your activity feed: browses (without page text), feedback and approval events, newest first', tags: ['usage'] },
-    config: { auth: 'key', validationCodes: ActivityValidationCodes },
+    config: { auth: 'key', errors: { 400: ['INVALID_ACTIVITY_CURSOR'] }, validationCodes: ActivityValidationCodes },
   }, async (request) => {
     const a = agentOf(request);
     const q = request.query;
