@@ -13,7 +13,17 @@ async function main(): Promise<void> {
     throw e;
   }
   const { app } = await buildApp({ config });
-  const address = await app.listen({ host: config.core.host, port: config.core.port });
+  let address: string;
+  try {
+    address = await app.listen({ host: config.core.host, port: config.core.port });
+  } catch (e) {
+    // A port in use (another svc on this data directory, most likely): say so, and let go of the
+    // database and background work that buildApp started.
+    const code = (e as NodeJS.ErrnoException).code;
+    process.stderr.write(`svc cannot listen on ${config.core.host}:${config.core.port}: ${code === 'EADDRINUSE' ? 'the address is in use (set PORT)' : (e as Error).message}\n`);
+    await app.close().catch(() => {});
+    process.exit(1);
+  }
   app.log.info(`svc listening on ${address} (database: ${config.core.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.core.dataDir}`})`);
   process.stdout.write(`svc listening on ${address}\n`);
 

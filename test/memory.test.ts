@@ -127,6 +127,12 @@ describe('PUT and GET /v1/memory/{key}', () => {
     [{ value: 1, derived_from: { start_version: 1 } }, 'MEMORY_DERIVED_FROM_INVALID'],
     [{ value: 1, derived_from: { start_version: 1.5, end_version: 2 } }, 'MEMORY_DERIVED_FROM_INVALID'],
     [{ value: 1, derived_from: 'v1-v2' }, 'MEMORY_DERIVED_FROM_INVALID'],
+    [{ value: 1, derived_from: { start_version: 1, end_version: 2 ** 53 } }, 'MEMORY_DERIVED_FROM_INVALID'],
+    // JSON types are exact (no coercion): null is not a confidence, "10" is not a ttl, 5 is not a source.
+    [{ value: 1, confidence: null }, 'VALIDATION_FAILED'],
+    [{ value: 1, ttl: '10' }, 'VALIDATION_FAILED'],
+    [{ value: 1, source: 5 }, 'VALIDATION_FAILED'],
+    [{ value: 1, source: ['a'] }, 'VALIDATION_FAILED'],
   ])('invalid body %j → 422 %s, and nothing is written', async (body, code) => {
     const before = (await t.request('GET', '/v1/memory/stats', { token: a.apiKey })).body.ops_this_month;
     const res = await put('invalid-body', body);

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { signPushMessage } from '../src/infra/queue';
+import { storeChunks } from '../src/modules/parse/chunks';
+import { createParseStore } from '../src/modules/parse/store';
 import { csvText, docxDocument, garbage, knownPdf, pdfDocument, xlsxWorkbook, zipBomb } from './fixtures/documents';
 import { startHttpsReceiver, type HttpsReceiver } from './fakes/https-receiver';
 import { eventually, startBlobApp, type BlobApp } from './blobs-support';
@@ -82,6 +84,22 @@ describe('synchronous parse of real documents', () => {
     const x = (await parse(a.token, xlsx)).body;
     expect(x.result.sheets.map((s: any) => s.name)).toEqual(['Stock', 'Notes']);
     expect(x.result.text).toContain('Counted by hand on Friday');
+  });
+
+  test('a parse that completes after its blob was deleted keeps no chunks (they would count in storage for good)', async () => {
+    const b = await w.agent('deploy');
+    const id = (await w.upload(b.token, csvText([['city'], ['Oslo'], ['Lima']]), 'text/csv')).body.blob_id;
+    const store = createParseStore(w.built.database.db);
+    const complete = () => store.db.transaction().execute((trx) => storeChunks(trx, store, undefined,
+      { agentId: b.id, blobId: id, parseId: '00000000-0000-4000-8000-000000000001', now: w.clock.now() },
+      { chunks: [{ index: 0, text: 'Oslo Lima', location: {}, char_start: 0, char_end: 9 }, { index: 1, text: 'more text', location: {}, char_start: 10, char_end: 19 }] }));
+    const stored = async () => (await store.db.selectFrom('blob_chunks').select('chunk_index').where('agent_id', '=', b.id).where('blob_id', '=', id).execute()).length;
+    await complete();
+    expect(await stored()).toBe(2); // a live blob keeps them
+    expect((await w.request('DELETE', `/v1/blobs/${id}`, { token: b.token })).status).toBe(204);
+    expect(await stored()).toBe(0); // the delete drops them
+    await complete(); // ...and a parse finishing afterwards does not bring them back
+    expect(await stored()).toBe(0);
   });
 
   test('parses of one blob that finish at once all complete, and the blob keeps one set of chunks', async () => {

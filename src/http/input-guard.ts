@@ -101,8 +101,33 @@ const DETAIL: Record<Problem, string> = {
   surrogate: 'text must be well-formed Unicode (it holds a lone surrogate such as \\ud800)',
 };
 
+/** Why a text no store can keep is refused (NUL, a lone surrogate), for inputs outside JSON bodies; undefined when it can be kept. */
+export function unstorableText(text: string): string | undefined {
+  const p = problemOf(text, true);
+  return p && p !== 'number' ? DETAIL[p] : undefined;
+}
+
 function refuse(request: FastifyRequest, context: 'querystring' | 'params' | 'body', found: { field: string; problem: Problem }) {
   return fieldFailure(request, context, found.field || undefined, DETAIL[found.problem], { detailFirst: true });
+}
+
+/** A key secure-json-parse refuses, written plainly (an escaped one goes to the strict parser, which refuses it). */
+const POISON_KEY = /"(?:__proto__|constructor)"/;
+
+/** A "__proto__" key, or "constructor" holding "prototype", anywhere but inside the `allowed` top-level fields. */
+function poisonOutside(value: unknown, allowed: Set<string>): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const stack: unknown[] = Object.entries(value).filter(([k]) => !allowed.has(k)).map(([, v]) => v);
+  if (Object.hasOwn(value, '__proto__') && !allowed.has('__proto__')) return true;
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (Object.hasOwn(v, '__proto__')) return true;
+    const ctor = (v as Record<string, unknown>).constructor;
+    if (Object.hasOwn(v, 'constructor') && ctor !== null && typeof ctor === 'object' && Object.hasOwn(ctor, 'prototype')) return true;
+    for (const child of Object.values(v)) stack.push(child);
+  }
+  return false;
 }
 
 /** Top-level body fields whose schema takes any JSON (no `type`): NUL and lone surrogates are allowed inside them. */
@@ -113,11 +138,19 @@ function anyJsonFields(request: FastifyRequest): Set<string> {
 
 export function installInputGuard(app: FastifyInstance): void {
   const defaultJson = app.getDefaultJsonParser('error', 'error');
+  const keepAnyKey = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    defaultJson(request, body as string, (err: Error | null, parsed?: unknown) => {
+    const text = body as string;
+    // Fastify refuses "__proto__" and "constructor": {"prototype": …} keys (prototype poisoning). A
+    // field of arbitrary JSON (a memory or commons value) may hold any key: JSON.parse makes it an
+    // own property, never the prototype, and the value is only stored and sent back as JSON. Such
+    // keys anywhere else are refused as before (by the strict parser, with its answer).
+    const anyJson = POISON_KEY.test(text) ? anyJsonFields(request) : undefined;
+    const lenient = anyJson !== undefined && anyJson.size > 0;
+    (lenient ? keepAnyKey : defaultJson)(request, text, (err: Error | null, parsed?: unknown) => {
       if (err) return done(err, undefined);
-      const text = body as string;
+      if (lenient && poisonOutside(parsed, anyJson)) return defaultJson(request, text, done);
       const scan = scanJson(text, MAX_JSON_DEPTH);
       if (scan.tooDeep) {
         return done(fieldFailure(request, 'body', undefined, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { detailFirst: true }), undefined);

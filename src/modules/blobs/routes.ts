@@ -10,6 +10,7 @@ import multipart from '@fastify/multipart';
 import type { Readable } from 'node:stream';
 import { agentOf } from '../../http/auth';
 import { ApiError } from '../../http/errors';
+import { unstorableText } from '../../http/input-guard';
 import type { Clock } from '../../lib/clock';
 import { BlobIdCodes, BlobParams, DownloadQuery, ListQuery, signedUrlQuery } from './schemas';
 import type { BlobService, Download } from './service';
@@ -70,6 +71,11 @@ const uploadRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => async (
       if (!part || part.fieldname !== 'file') {
         part?.file.resume();
         throw new ApiError(422, 'BLOB_FILE_REQUIRED', 'The multipart body must carry the blob in a file field named `file`', { field: 'body.file' });
+      }
+      const badName = part.filename ? unstorableText(part.filename) : undefined;
+      if (badName) {
+        part.file.resume();
+        throw new ApiError(422, 'VALIDATION_FAILED', `The file name cannot be stored: ${badName}`, { field: 'body.file' });
       }
       part.file.once('error', (e: Error) => (broken = e));
       // The multipart envelope is larger than the file: only refuse early on a file-size basis (in stage()).

@@ -22,8 +22,9 @@ export const PutBody = Type.Object({
   source: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()], { description: 'Provenance label, at most 255 characters' })),
   confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: '0.0 to 1.0, default 1.0' })),
   derived_from: Type.Optional(Type.Object({
-    start_version: Type.Integer({ minimum: 1 }),
-    end_version: Type.Integer({ minimum: 1 }),
+    // Versions are exact integers: past 2^53 a JSON number no longer is (9007199254740993 reads as ...992).
+    start_version: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+    end_version: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
   }, { description: 'Inclusive range of source versions; end_version >= start_version' })),
 });
 

@@ -11,6 +11,7 @@ import type { MemoryHeadsTable } from '../../infra/db/tables/memory';
 import { createWriteBatcher } from './batcher';
 import { prepared, preparedWrite } from '../../infra/db/prepared';
 import { createReadCache } from './read-cache';
+import { utcMonth } from '../../lib/utc';
 
 export type Db = Kysely<Database>;
 export type Trx = Transaction<Database>;
@@ -64,6 +65,9 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
   const batcher = createWriteBatcher(commits);
   // SQLite only: one process owns the database, so this store sees every change (read-cache.ts).
   const cache = sqlite ? createReadCache() : undefined;
+  // Keys in code-point order on both engines: PostgreSQL would otherwise sort by the database's
+  // collation (en_US puts "_x" before "A"), and pages of a list would differ from SQLite's.
+  const byKey = sqlite ? sql<string>`h.key` : sql<string>`h.key collate "C"`;
   /**
    * A read is answered only once everything committed before it is on disk: a write whose PUT is not
    * acknowledged yet may be visible to it, and a power loss could still take that back (commit-sync.ts).
@@ -148,6 +152,13 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
       return capped ? up.where('memory_usage.writes', '<', c.limit) : up;
     });
   const countWriteQ = preparedWrite(db, C, (c) => countWrite(c, false), sqlite);
+  // The lock every writer of an agent takes first, counting nothing: the month's usage row (created
+  // empty when missing). A put takes it with its count; a delete and the expiry sweep take it here,
+  // so on PostgreSQL none of them reads a head another is changing (the same version twice, a
+  // sweep marking a key expired that a put had just rewritten, storage released twice).
+  const lockAgentQ = preparedWrite(db, C, (c) => db.insertInto('memory_usage')
+    .values({ agent_id: c.agent, month: c.month, writes: 0, searches: 0 })
+    .onConflict((oc) => oc.columns(['agent_id', 'month']).doUpdateSet({ writes: sql`memory_usage.writes` })), sqlite);
   const countCappedWriteQ = preparedWrite(db, C, (c) => countWrite(c, true), sqlite);
   const storageQ = prepared(db, C, (c) => db.insertInto('memory_agents').values({ agent_id: c.agent, storage_bytes: c.delta, live_keys: 1 })
     .onConflict((oc) => oc.column('agent_id').doUpdateSet({
@@ -187,7 +198,7 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
     /** Ranked by importance, then recency (context reload). */
     async context(agentId: string, now: number, minRank: number, limit: number): Promise<EntryRow[]> {
       return (await settled(entries(db, agentId, now).where('h.importance_rank', '>=', minRank)
-        .orderBy('h.importance_rank', 'desc').orderBy('h.updated_at', 'desc').orderBy('h.key')
+        .orderBy('h.importance_rank', 'desc').orderBy('h.updated_at', 'desc').orderBy(byKey)
         .limit(limit).select(entryColumns).execute())) as EntryRow[];
     },
 
@@ -198,7 +209,7 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
       if (f.importance) q = q.where('h.importance', '=', f.importance);
       const [rows, total] = await settled(Promise.all([
         q.select(['h.key', 'h.size_bytes', 'h.importance', 'h.source', 'h.confidence', 'h.expires_at', 'h.created_at', 'h.updated_at', 'h.version'])
-          .orderBy('h.key').limit(f.limit).offset(f.offset).execute(),
+          .orderBy(byKey).limit(f.limit).offset(f.offset).execute(),
         q.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
       ]));
       return { rows, total: Number(total.n) };
@@ -253,6 +264,7 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
     async remove(agentId: string, key: string, now: number, afterWrite?: (trx: Trx) => Promise<void>): Promise<boolean> {
       return batcher.submit(async (trx) => {
         cache?.changed(agentId);
+        await lockAgentQ({ agent: agentId, month: utcMonth(now) }, trx);
         const prev = await trx.selectFrom('memory_heads as h').select(['h.version', 'h.size_bytes'])
           .where('h.agent_id', '=', agentId).where('h.key', '=', key).where(live(now)).executeTakeFirst();
         if (!prev) return false;
@@ -293,12 +305,21 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
      */
     async sweepExpired(now: number, batch: number, afterSweep?: (trx: Trx, swept: { agent_id: string; key: string }[]) => Promise<void>) {
       return db.transaction().execute(async (trx) => {
-        const rows = await trx.selectFrom('memory_heads').select(['agent_id', 'key', 'size_bytes'])
-          .where('state', '=', 'live').where('expires_at', '<=', now).limit(batch).execute();
+        const expired = (q: typeof trx) => q.selectFrom('memory_heads').select(['agent_id', 'key', 'size_bytes', 'version'])
+          .where('state', '=', 'live').where('expires_at', '<=', now);
+        const found = await expired(trx).limit(batch).execute();
+        // The agents' writer locks, in the order write batches take them (batcher.ts: by agent id),
+        // then the heads read again: what a put or delete committed meanwhile is seen, and none can
+        // change these agents' heads until this sweep commits.
+        const agents = [...new Set(found.map((r) => r.agent_id))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        if (agents.length === 0) return 0;
+        const month = utcMonth(now);
+        for (const agent of agents) await lockAgentQ({ agent, month }, trx);
+        const rows = await expired(trx).where('agent_id', 'in', agents).limit(batch).execute();
         for (const r of rows) cache?.changed(r.agent_id);
         for (const r of rows) {
           await trx.updateTable('memory_heads').set({ state: 'expired', size_bytes: 0 })
-            .where('agent_id', '=', r.agent_id).where('key', '=', r.key).where('state', '=', 'live').execute();
+            .where('agent_id', '=', r.agent_id).where('key', '=', r.key).where('version', '=', r.version).execute();
           await trx.updateTable('memory_agents').set({
             storage_bytes: sql`storage_bytes - ${r.size_bytes}`, live_keys: sql`live_keys - 1`,
           }).where('agent_id', '=', r.agent_id).execute();

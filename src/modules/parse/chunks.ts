@@ -36,10 +36,11 @@ export async function storeChunks(
   at: { agentId: string; blobId: string; parseId: string; now: number }, result: Pick<ParseResult, 'chunks'>,
 ): Promise<void> {
   const chunks = result.chunks.filter((c) => c.text.trim().length > 0);
-  const { gone } = await store.replaceChunks(trx, at.agentId, at.blobId, at.parseId, chunks, at.now);
+  const { gone, kept } = await store.replaceChunks(trx, at.agentId, at.blobId, at.parseId, chunks, at.now);
   if (!indexer) return;
   await indexer.forget(trx, BLOB_CHUNK_COLLECTION, at.agentId, gone.map((i) => chunkItemId(at.blobId, i)));
-  await indexer.enqueue(trx, BLOB_CHUNK_COLLECTION, at.agentId, chunks.map((c) => chunkItemId(at.blobId, c.index)));
+  // None kept when the blob was deleted meanwhile.
+  if (kept > 0) await indexer.enqueue(trx, BLOB_CHUNK_COLLECTION, at.agentId, chunks.map((c) => chunkItemId(at.blobId, c.index)));
 }
 
 export async function dropChunks(store: ParseStore, indexer: ChunkIndexer | undefined, agentId: string, blobId: string): Promise<void> {

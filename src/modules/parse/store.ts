@@ -102,7 +102,12 @@ export function createParseStore(db: Kysely<Database>) {
       // on PostgreSQL each would delete the chunks it saw and insert its own, and the second insert
       // would collide with the first's rows. The blob's row lock makes them take turns (SQLite
       // transactions already do).
-      if (pg) await trx.selectFrom('blobs').select('blob_id').where('agent_id', '=', agentId).where('blob_id', '=', blobId).forUpdate().execute();
+      // The same lock orders the parse after a DELETE of the blob that committed first: a blob deleted
+      // while it was parsed keeps no chunks (the delete's own clean-up has already run).
+      let blob = trx.selectFrom('blobs').select('deleted_at').where('agent_id', '=', agentId).where('blob_id', '=', blobId);
+      if (pg) blob = blob.forUpdate();
+      const row = await blob.executeTakeFirst();
+      if (!row || row.deleted_at !== null) chunks = [];
       const before = await trx.selectFrom('blob_chunks').select('chunk_index').where('agent_id', '=', agentId).where('blob_id', '=', blobId).execute();
       await trx.deleteFrom('blob_chunks').where('agent_id', '=', agentId).where('blob_id', '=', blobId).execute();
       for (let i = 0; i < chunks.length; i += 200) {
@@ -111,7 +116,7 @@ export function createParseStore(db: Kysely<Database>) {
         }))).execute();
       }
       const live = new Set(chunks.map((c) => c.index));
-      return { gone: before.map((r) => Number(r.chunk_index)).filter((i) => !live.has(i)) };
+      return { gone: before.map((r) => Number(r.chunk_index)).filter((i) => !live.has(i)), kept: chunks.length };
     },
 
     async deleteChunks(trx: Trx, agentId: string, blobId: string): Promise<number[]> {
