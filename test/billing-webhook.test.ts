@@ -83,6 +83,21 @@ describe('payment_intent.succeeded', () => {
     expect((await deliver(fake.signedEvent('charge.refunded', intent))).status).toBe(200);
     expect(await balance(a.apiKey)).toBe('0.0000');
   });
+
+  test('a signed event naming an agent that does not exist (or a malformed id) records nothing', async () => {
+    const { intent } = await paidCheckout(100);
+    const db = billingModuleFor(t.config)!.store.db;
+    const rows = async () => Number((await db.selectFrom('credit_lots').select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+      + Number((await db.selectFrom('billing_accounts').select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const before = await rows();
+    for (const agent_id of ['00000000-0000-4000-8000-00000000dead', 'not-an-id']) {
+      const orphan = { ...intent, id: `${intent.id}_${agent_id}`, metadata: { ...intent.metadata, agent_id } };
+      const res = await deliver(fake.signedEvent('payment_intent.succeeded', orphan));
+      expect(res.status).toBe(200);
+      expect(res.body.effect).toBe('ignored: unknown agent');
+    }
+    expect(await rows()).toBe(before);
+  });
 });
 
 describe('consent and auto top-up', () => {

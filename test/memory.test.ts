@@ -82,6 +82,14 @@ describe('PUT and GET /v1/memory/{key}', () => {
     expect((await get('big2')).status).toBe(404);
   });
 
+  test('a body past the memory route\'s body limit (4 MiB) is also 413 MEMORY_VALUE_TOO_LARGE, nothing written', async () => {
+    const res = await put('huge', { value: 'a'.repeat(5 * 1024 * 1024) });
+    expect(res.status).toBe(413);
+    expect(res.body.error_code).toBe('MEMORY_VALUE_TOO_LARGE');
+    expect(res.body.message).toMatch(/524288 bytes/);
+    expect((await get('huge')).status).toBe(404);
+  });
+
   test('size is UTF-8 bytes of the compact serialization, not characters or body bytes', async () => {
     const max = 512 * 1024;
     // 'é' is 2 bytes: (max - 2) / 2 of them fit exactly, one more does not.

@@ -126,6 +126,11 @@ export function handleError(err: FastifyError, request: FastifyRequest, reply: F
   if (err instanceof ApiError) return sendApiError(reply, err);
   if (err.validation) return sendApiError(reply, validationFailure(err, request));
   const mapped = frameworkFailure(err);
+  // A route whose body is mostly one bounded field answers an oversized body with that field's code.
+  const tooLarge = (request.routeOptions?.config as { bodyTooLarge?: ValidationCode } | undefined)?.bodyTooLarge;
+  if (mapped?.code === 'PAYLOAD_TOO_LARGE' && tooLarge) {
+    return sendApiError(reply, new ApiError(tooLarge.status, tooLarge.code, tooLarge.message ?? mapped.message));
+  }
   if (mapped) return sendApiError(reply, mapped);
   request.log.error({ err }, 'unhandled error');
   return reply.code(500).send({

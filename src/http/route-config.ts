@@ -23,6 +23,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode;
     validationCodes?: Record<string, ValidationCode>;
+    /** The answer to a body over the size limit, when one field is what makes a body large (memory PUT's value). */
+    bodyTooLarge?: ValidationCode;
     /** Tags used by discovery (OpenAPI, capabilities, MCP). */
     summary?: string;
     /** For discovery (OpenAPI): the success statuses when not just 200, e.g. [201] or [201, 200]. */

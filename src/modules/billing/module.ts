@@ -59,6 +59,7 @@ export function createBillingModule(deps: BillingModuleDeps) {
   const commonsUrl = `${base}/v1/commons/entries`;
   const billing = createBillingService({
     store, credits, clock, payments, publishableKey: config.billing.stripePublishableKey, billingPageUrl, log: deps.log,
+    agentExists: async (agentId) => (await deps.agents.tierOf(agentId)) !== undefined,
   });
   const counted = createMetering({
     store, clock, agents: deps.agents,

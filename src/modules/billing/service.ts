@@ -22,6 +22,8 @@ export interface BillingServiceDeps {
   billingPageUrl: string;
   currency?: string;
   log?: (msg: string, err?: unknown) => void;
+  /** Whether an agent id names a registered agent (events for any other are not applied). */
+  agentExists?: (agentId: string) => Promise<boolean>;
 }
 
 /** Purchase types that carry credits in payment intent metadata. */
@@ -191,6 +193,9 @@ export function createBillingService(deps: BillingServiceDeps) {
       const agentId: string | undefined = obj.metadata?.agent_id
         ?? (typeof obj.customer === 'string' ? (await store.findAgentByCustomer(obj.customer))?.agent_id : undefined);
       if (!agentId) return { received: true, effect: 'ignored: no agent' };
+      // A signed event can still name an agent that does not exist (a typo in metadata, another svc's
+      // customer): no credit or account is recorded for nobody.
+      if (deps.agentExists && !(await deps.agentExists(agentId))) return { received: true, effect: 'ignored: unknown agent' };
       const now = clock.now();
       const fresh = await store.withLocks([agentId], now, async (trx) => store.recordEvent(trx, event.id, event.type, now));
       switch (event.type) {

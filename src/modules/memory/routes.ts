@@ -4,7 +4,7 @@ import type { EnvelopeBuilder } from '../../http/envelope';
 import type { RateLimiter } from '../../infra/limits';
 import { memoryRateLimit } from './rate-limit';
 import {
-  ContextQuery, ContextValidationCodes, KeyParams, KeyValidationCodes, ListQuery, ListValidationCodes, PutBody,
+  ContextQuery, ContextValidationCodes, KeyParams, KeyValidationCodes, ListQuery, ListValidationCodes, MAX_VALUE_BYTES, PutBody,
   PutValidationCodes, SearchQuery, SearchValidationCodes,
 } from './schemas';
 import type { MemoryService } from './service';
@@ -56,7 +56,11 @@ export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox =
   app.put('/v1/memory/:key', {
     bodyLimit: deps.bodyLimitBytes,
     schema: { params: KeyParams, body: PutBody, summary: 'Store a JSON value under a key (appends a ledger version)', tags: ['memory'] },
-    config: { auth: 'key', errors: { 402: ['INSUFFICIENT_CREDITS'], 413: ['MEMORY_VALUE_TOO_LARGE', 'MEMORY_STORAGE_LIMIT'], 429: ['MEMORY_OPS_LIMIT', 'RATE_LIMIT_EXCEEDED'] }, validationCodes: PutValidationCodes },
+    config: {
+      auth: 'key', errors: { 402: ['INSUFFICIENT_CREDITS'], 413: ['MEMORY_VALUE_TOO_LARGE', 'MEMORY_STORAGE_LIMIT'], 429: ['MEMORY_OPS_LIMIT', 'RATE_LIMIT_EXCEEDED'] }, validationCodes: PutValidationCodes,
+      // Every other field is small: a body past the limit carries a value far past the value's own.
+      bodyTooLarge: { status: 413, code: 'MEMORY_VALUE_TOO_LARGE', message: `The request body is over ${deps.bodyLimitBytes} bytes; a value is at most ${MAX_VALUE_BYTES} bytes (512 KB) once serialized` },
+    },
   }, async (request) => {
     const a = caller(request);
     const { svcUsage, ...body } = await memory.put(a, request.params.key, request.body);
