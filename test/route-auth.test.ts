@@ -28,6 +28,7 @@ const PUBLIC_ALLOWED: RegExp[] = [
   /^\/v1\/billing\/payment-processor\/webhook$/, /^\/internal\/queue\/parse$/, // signature-authenticated
   /^\/billing(\/\{asset\})?$/, // the billing page (billing_page_url) and its static assets
   /^\/v1\/blobs\/signed\/.+$/, // signed blob URLs: the HMAC in the URL is the credential
+  /^\/terms$/, // where _svc.terms_url points by default: what agree_to_terms accepts, read before registering
 ];
 
 const concrete = (path: string) => path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, p: string) =>
