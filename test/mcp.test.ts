@@ -133,6 +133,42 @@ describe('MCP over Streamable HTTP', () => {
     }
   });
 
+  test('tools offer only served actions; a shared argument keeps every action\'s rule; unknown arguments are refused', async () => {
+    const client = await connect(agent.apiKey);
+    try {
+      const { tools } = await client.listTools();
+      const passport = tools.find((x) => x.name === 'svc_passport')!;
+      expect((passport.inputSchema.properties as any).action.enum).not.toContain('describe'); // POST /v1/agents/passport/description is not served
+      const memory = tools.find((x) => x.name === 'svc_memory')!;
+      const limit = (memory.inputSchema.properties as any).limit;
+      expect(limit.anyOf.map((v: any) => v.maximum).sort()).toEqual([20, 50]); // search 1-20, context 1-50
+      const extra = await client.callTool({ name: 'svc_memory', arguments: { action: 'get', key: 'x', bogus: 1 } });
+      expect(extra.isError).toBe(true);
+      expect(json(extra)).toMatchObject({ error_code: 'TOOL_INPUT_INVALID', message: expect.stringContaining('bogus') });
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('blob bytes come back exactly (base64, whatever their type); parse takes callback_url; "." is a key, not a path step', async () => {
+    const client = await connect(agent.apiKey);
+    try {
+      const bytes = Buffer.from([0x6f, 0x6b, 0x20, 0xff, 0xfe, 0x20, 0x65, 0x6e, 0x64]); // "ok \xff\xfe end": not UTF-8
+      const up = await client.callTool({ name: 'svc_blob', arguments: { action: 'upload', content_base64: bytes.toString('base64'), content_type: 'text/plain' } });
+      expect(up.isError, JSON.stringify(up)).toBe(false);
+      const down = await client.callTool({ name: 'svc_blob_download', arguments: { blob_id: json(up).blob_id } });
+      expect(down.isError).toBe(false);
+      expect(Buffer.from(json(down).content_base64, 'base64').equals(bytes)).toBe(true);
+      const tools = (await client.listTools()).tools;
+      expect(Object.keys(tools.find((x) => x.name === 'svc_blob')!.inputSchema.properties as object)).toContain('callback_url');
+      // A key is one path segment: "." reaches the route as the key "." (refused there, as over HTTP), never as a path step.
+      const dot = await client.callTool({ name: 'svc_memory', arguments: { action: 'put', key: '.', value: 1 } });
+      expect(json(dot)).toMatchObject({ error_code: 'MEMORY_KEY_INVALID', field: 'params.key' });
+    } finally {
+      await client.close();
+    }
+  });
+
   test('memory put/get/search through MCP', async () => {
     expect(memoryServed).toBe(true);
     const client = await connect(agent.apiKey);

@@ -28,7 +28,13 @@ export interface ToolDefinition {
 
 const pathParams = (path: string): string[] => [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]);
 
-const propsOf = (s?: JsonSchema): Record<string, JsonSchema> => (s && typeof s.properties === 'object' ? s.properties : {});
+/** A schema's properties; for a union (a body that may also be null), those of its object members. */
+const propsOf = (s?: JsonSchema): Record<string, JsonSchema> => {
+  if (!s) return {};
+  if (typeof s.properties === 'object') return s.properties;
+  const members = Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : [];
+  return Object.assign({}, ...members.map((m: JsonSchema) => propsOf(m)));
+};
 const reqOf = (s?: JsonSchema): string[] => (s && Array.isArray(s.required) ? s.required : []);
 
 /** Plain JSON copy: drops TypeBox's non-enumerable markers and any functions. */
@@ -65,8 +71,11 @@ function resolveAction(action: ToolAction, table: RouteTable): { resolved: Resol
 }
 
 function derive(spec: ToolSpec, table: RouteTable): ToolDefinition {
-  const resolved = spec.actions.map((a) => resolveAction(a, table));
-  const single = resolved.length === 1;
+  const all = spec.actions.map((a) => resolveAction(a, table));
+  // The schema offers what this instance serves (all actions only when none is served: such a tool is not listed live).
+  const served = all.filter((r) => r.resolved.route !== undefined);
+  const resolved = served.length > 0 ? served : all;
+  const single = all.length === 1;
   const properties: Record<string, JsonSchema> = {};
   const usedBy: Record<string, string[]> = {};
   if (!single) {
@@ -76,11 +85,18 @@ function derive(spec: ToolSpec, table: RouteTable): ToolDefinition {
       description: resolved.map((r) => `${r.resolved.action}: ${r.resolved.route?.summary || `${r.resolved.method} ${r.resolved.path}`}`).join('; '),
     };
   }
+  // A property several actions take with different rules (a search limit of 1-20, a context limit
+  // of 1-50) is offered as any of them; each route still applies its own.
+  const variants: Record<string, JsonSchema[]> = {};
   for (const r of resolved) {
     for (const [k, v] of Object.entries(r.props)) {
-      properties[k] ??= v;
+      const seen = (variants[k] ??= []);
+      if (!seen.some((x) => JSON.stringify(x) === JSON.stringify(v))) seen.push(v);
       (usedBy[k] ??= []).push(r.resolved.action);
     }
+  }
+  for (const [k, vs] of Object.entries(variants)) {
+    properties[k] = vs.length === 1 ? vs[0] : { anyOf: vs.map(({ description: _d, ...rule }) => rule), ...(vs[0].description ? { description: vs[0].description } : {}) };
   }
   if (!single) {
     for (const [k, actions] of Object.entries(usedBy)) {
@@ -99,9 +115,9 @@ function derive(spec: ToolSpec, table: RouteTable): ToolDefinition {
     spec,
     name: toolName(spec.id),
     file: toolFile(spec.id),
-    actions: resolved.map((r) => r.resolved),
+    actions: all.map((r) => r.resolved),
     inputSchema,
-    available: resolved.some((r) => r.resolved.route !== undefined),
+    available: served.length > 0,
   };
 }
 

@@ -15,6 +15,8 @@ export interface ToolAction {
    * content_base64 + content_type.
    */
   body?: 'json' | 'raw-body';
+  /** `bytes`: a success answers stored bytes (blob download), carried as base64 whatever their type. */
+  response?: 'bytes';
 }
 
 export interface ToolSpec {
@@ -28,7 +30,7 @@ const a = (action: string, method: string, path: string, body?: ToolAction['body
 
 const BLOB_ACTIONS = {
   upload: a('upload', 'PUT', '/v1/blobs', 'raw-body'),
-  download: a('download', 'GET', '/v1/blobs/{blob_id}'),
+  download: { ...a('download', 'GET', '/v1/blobs/{blob_id}'), response: 'bytes' as const },
   list: a('list', 'GET', '/v1/blobs'),
   meta: a('meta', 'GET', '/v1/blobs/{blob_id}/meta'),
   delete: a('delete', 'DELETE', '/v1/blobs/{blob_id}'),

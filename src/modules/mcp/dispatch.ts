@@ -27,7 +27,8 @@ export function actionOf(def: ToolDefinition, args: Record<string, unknown>): Re
 export function requestFor(action: ResolvedAction, args: Record<string, unknown>, authorization?: string): InjectOptions {
   const missing = action.inputs.params.filter((p) => args[p] === undefined || args[p] === '');
   if (missing.length) throw new ToolInputError(`missing required argument(s): ${missing.join(', ')}`);
-  const url = action.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, p: string) => encodeURIComponent(String(args[p])));
+  // Dots too: a value "." or ".." would otherwise be resolved away as a path segment (memory keys may be either).
+  const url = action.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, p: string) => encodeURIComponent(String(args[p])).replace(/\./g, '%2E'));
   const query: Record<string, string> = {};
   for (const q of action.inputs.query) if (args[q] !== undefined) query[q] = typeof args[q] === 'string' ? (args[q] as string) : JSON.stringify(args[q]);
   const headers: Record<string, string> = {};
@@ -54,6 +55,10 @@ export async function callTool(
   try {
     action = actionOf(def, args);
     if (!action.route) throw new ToolInputError(`${def.name} ${action.action}: ${action.method} ${action.path} is not served by this instance`);
+    // The input schema allows no other properties; an argument it does not name would be dropped unseen.
+    const known = new Set(Object.keys((def.inputSchema.properties ?? {}) as Record<string, unknown>));
+    const unknown = Object.keys(args).filter((k) => !known.has(k));
+    if (unknown.length) throw new ToolInputError(`${def.name}: unknown argument(s) ${unknown.join(', ')}; the input schema names ${[...known].join(', ')}`);
     req = requestFor(action, args, authorization);
   } catch (e) {
     if (e instanceof ToolInputError) return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error_code: 'TOOL_INPUT_INVALID', message: e.message }) }] };
@@ -63,7 +68,8 @@ export async function callTool(
   const type = String(res.headers['content-type'] ?? '');
   const text = res.statusCode === 204
     ? JSON.stringify({ status: 'success', http_status: 204 })
-    : type.includes('json') || type.startsWith('text/')
+    // Stored bytes (a blob of any type, text/* included) travel as base64, so they come back exactly.
+    : (type.includes('json') || type.startsWith('text/')) && !(action.response === 'bytes' && res.statusCode < 400)
       ? res.body
       : JSON.stringify({ http_status: res.statusCode, content_type: type, content_base64: res.rawPayload.toString('base64') });
   return { isError: res.statusCode >= 400, content: [{ type: 'text', text }] };
