@@ -83,8 +83,7 @@ describe('MCP over Streamable HTTP', () => {
       expect(json(bad).error_code).toBe('TOOL_INPUT_INVALID');
       const missing = await client.callTool({ name: 'svc_passport', arguments: { action: 'get' } });
       expect(json(missing).error_code).toBe('TOOL_INPUT_INVALID');
-      const unknown = await client.callTool({ name: 'svc_nothing', arguments: {} });
-      expect(unknown.isError).toBe(true);
+      await expect(client.callTool({ name: 'svc_nothing', arguments: {} })).rejects.toMatchObject({ code: -32602 });
     } finally {
       await client.close();
     }
@@ -142,6 +141,8 @@ describe('MCP over Streamable HTTP', () => {
       const memory = tools.find((x) => x.name === 'svc_memory')!;
       const limit = (memory.inputSchema.properties as any).limit;
       expect(limit.anyOf.map((v: any) => v.maximum).sort()).toEqual([20, 50]); // search 1-20, context 1-50
+      // An unknown tool (or one this instance does not serve) is a JSON-RPC error -32602, not a tool result.
+      await expect(client.callTool({ name: 'svc_reputation_dispute', arguments: {} })).rejects.toMatchObject({ code: -32602 });
       const extra = await client.callTool({ name: 'svc_memory', arguments: { action: 'get', key: 'x', bogus: 1 } });
       expect(extra.isError).toBe(true);
       expect(json(extra)).toMatchObject({ error_code: 'TOOL_INPUT_INVALID', message: expect.stringContaining('bogus') });

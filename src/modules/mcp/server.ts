@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { SVC_VERSION } from '../../version';
 import type { ToolCatalog } from '../discovery/tool-defs';
 import { callTool } from './dispatch';
@@ -20,9 +20,8 @@ export function createMcpServer(app: FastifyInstance, catalog: ToolCatalog, auth
 
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const def = served().find((d) => d.name === request.params.name);
-    if (!def) {
-      return { isError: true, content: [{ type: 'text' as const, text: JSON.stringify({ error_code: 'TOOL_NOT_FOUND', message: `No tool ${request.params.name}` }) }] };
-    }
+    // An unknown tool is a protocol error (MCP, Tools: error handling), not a failed call.
+    if (!def) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name} (tools/list names the tools this instance serves)`);
     return callTool(app, def, (request.params.arguments ?? {}) as Record<string, unknown>, authorization);
   });
   return server;
