@@ -151,6 +151,23 @@ describe('MCP over Streamable HTTP', () => {
     }
   });
 
+  test('the agent card, the agent template and capabilities name the tools tools/list offers', async () => {
+    const client = await connect(agent.apiKey);
+    try {
+      const live = (await client.listTools()).tools.map((x) => x.name).sort();
+      const card = (await t.request('GET', '/.well-known/agent-card.json')).body;
+      expect(card.skills.map((x: { id: string }) => x.id).sort()).toEqual(live);
+      const template = (await t.request('GET', '/v1/agent-template')).body;
+      expect(JSON.stringify(template)).toContain(live[0]);
+      const caps = (await t.request('GET', '/v1/capabilities')).body;
+      expect(caps.mcp.tools.filter((x: { served: boolean }) => x.served).map((x: { name: string }) => x.name).sort()).toEqual(live);
+      expect(caps.mcp.tools.find((x: { name: string }) => x.name === 'svc_reputation_dispute')).toMatchObject({ served: false });
+      expect(JSON.stringify(template)).not.toContain('svc_reputation_dispute');
+    } finally {
+      await client.close();
+    }
+  });
+
   test('blob bytes come back exactly (base64, whatever their type); parse takes callback_url; "." is a key, not a path step', async () => {
     const client = await connect(agent.apiKey);
     try {

@@ -5,7 +5,8 @@
  * (`svc:passport`). An agent's card is minimal unless it is listed and has a bio.
  */
 import { SVC_VERSION } from '../../version';
-import { TOOL_SPECS, toolName } from './tool-map';
+import type { RouteTable } from './route-table';
+import { TOOL_SPECS, toolName, toolServed } from './tool-map';
 
 export const A2A_PROTOCOL_VERSION = '1.0';
 
@@ -20,7 +21,7 @@ const BEARER_SCHEME = {
 };
 const BEARER_REQUIRED = [{ schemes: { svc_bearer: { list: [] as string[] } } }];
 
-export function svcAgentCard(baseUrl: string) {
+export function svcAgentCard(baseUrl: string, table: RouteTable) {
   return {
     name: 'svc',
     description: 'Identity, memory, web search, documents, browsing, trust and billing for software agents. '
@@ -50,7 +51,7 @@ export function svcAgentCard(baseUrl: string) {
     securityRequirements: BEARER_REQUIRED,
     defaultInputModes: ['application/json'],
     defaultOutputModes: ['application/json'],
-    skills: TOOL_SPECS.map((t) => ({
+    skills: TOOL_SPECS.filter((t) => toolServed(t, table)).map((t) => ({
       id: toolName(t.id),
       name: t.id,
       description: t.description,

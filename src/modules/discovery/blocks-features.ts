@@ -8,7 +8,7 @@ import { TIERS } from '../../lib/tiers';
 import { MAX_TTL_SECONDS, MAX_VALUE_BYTES } from '../memory/schemas';
 import type { BlockContext } from './blocks-core';
 import { boundsOf, endpointsMatching, enumOf, fieldSchema } from './schema-facts';
-import { TOOL_SPECS, toolFile, toolName } from './tool-map';
+import { TOOL_SPECS, toolFile, toolName, toolServed } from './tool-map';
 
 export function credibilityScoringBlock({ config }: BlockContext) {
   const news = config.search.newsDomains;
@@ -108,6 +108,7 @@ export function mcpBlock({ baseUrl, table }: BlockContext) {
     manifest_url: manifest ? `${baseUrl}/v1/mcp/manifest` : null,
     tool_definitions_base: `${baseUrl}/mcp/v1/`,
     legacy_alias: { base: `${baseUrl}/mcp/`, header: 'X-Svc-Deprecation' },
-    tools: TOOL_SPECS.map((t) => ({ id: t.id, name: toolName(t.id), url: `${baseUrl}/mcp/v1/${toolFile(t.id)}` })),
+    // Every tool has a definition file; `served` says whether tools/list offers it here.
+    tools: TOOL_SPECS.map((t) => ({ id: t.id, name: toolName(t.id), url: `${baseUrl}/mcp/v1/${toolFile(t.id)}`, served: toolServed(t, table) })),
   };
 }

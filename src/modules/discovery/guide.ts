@@ -5,7 +5,7 @@
  */
 import { SVC_VERSION } from '../../version';
 import type { RouteTable } from './route-table';
-import { TOOL_SPECS, toolName } from './tool-map';
+import { TOOL_SPECS, toolName, toolServed } from './tool-map';
 
 interface Step {
   step: string;
@@ -93,7 +93,7 @@ export function guideDocument(table: RouteTable, baseUrl: string) {
   };
 }
 
-export function agentTemplate(baseUrl: string) {
+export function agentTemplate(baseUrl: string, table: RouteTable) {
   return {
     status: 'success',
     version: SVC_VERSION,
@@ -124,7 +124,7 @@ export function agentTemplate(baseUrl: string) {
         transport: 'streamable-http',
         headers: { Authorization: 'Bearer ${SVC_API_KEY}' },
         manifest_url: `${baseUrl}/v1/mcp/manifest`,
-        tools: TOOL_SPECS.map((t) => toolName(t.id)),
+        tools: TOOL_SPECS.filter((t) => toolServed(t, table)).map((t) => toolName(t.id)),
       },
     },
   };

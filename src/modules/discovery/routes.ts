@@ -36,7 +36,7 @@ export const discoveryRoutes = (deps: DiscoveryDeps): FastifyPluginAsyncTypebox 
   app.get('/v1/agent-template', {
     schema: { summary: 'Configuration template an agent fills in', tags: ['discovery'] },
     config: { auth: 'none' },
-  }, async () => agentTemplate(baseUrl));
+  }, async () => agentTemplate(baseUrl, table));
 
   app.get('/terms', {
     schema: { summary: 'Terms of service (what agree_to_terms accepts); a redirect when the operator set SVC_TERMS_URL', tags: ['discovery'] },
@@ -68,7 +68,7 @@ export const discoveryRoutes = (deps: DiscoveryDeps): FastifyPluginAsyncTypebox 
   app.get('/.well-known/agent-card.json', {
     schema: { summary: 'A2A v1.0 agent card of svc itself', tags: ['discovery'] },
     config: { auth: 'none' },
-  }, async () => svcAgentCard(baseUrl));
+  }, async () => svcAgentCard(baseUrl, table));
 
   app.get('/.well-known/ai-agent.json', {
     schema: { summary: 'Discovery document: where everything else is', tags: ['discovery'] },

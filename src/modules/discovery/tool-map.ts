@@ -95,3 +95,7 @@ export const TOOL_SPECS: ToolSpec[] = [
 
 export const toolName = (id: string): string => `svc_${id.replace(/-/g, '_')}`;
 export const toolFile = (id: string): string => `svc-${id}.json`;
+
+/** A tool this instance serves: at least one of its actions' routes is in the live table (as the live MCP endpoint lists). */
+export const toolServed = (spec: ToolSpec, table: { find(method: string, path: string): unknown }): boolean =>
+  spec.actions.some((x) => table.find(x.method, x.path) !== undefined);
