@@ -5,6 +5,7 @@ import { installAuth } from './http/auth';
 import { createEnvelopeBuilder } from './http/envelope';
 import { frameworkErrors, installErrorHandling } from './http/errors';
 import { installInputGuard } from './http/input-guard';
+import { requestSerializer } from './http/log-redact';
 import { exactBodyValidators } from './http/validators';
 import { systemClock, type Clock } from './lib/clock';
 import { openDatabase, type DatabaseHandle } from './infra/db/database';
@@ -57,7 +58,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger === false
     ? false
-    : { level: config.core.logLevel, redact: { paths: REDACT, censor: '[redacted]' }, ...(typeof opts.logger === 'object' ? opts.logger : {}) };
+    : {
+      level: config.core.logLevel, redact: { paths: REDACT, censor: '[redacted]' }, serializers: { req: requestSerializer },
+      ...(typeof opts.logger === 'object' ? opts.logger : {}),
+    };
 
   const database = openDatabase({ databaseUrl: config.core.databaseUrl, dataDir: config.core.dataDir, poolMax: config.core.databasePoolMax });
   try {

@@ -55,5 +55,17 @@ describeOnce('billing page in headless Chromium', () => {
   test('assets are served; unknown assets are 404', async () => {
     expect((await t.request('GET', '/billing/billing.js')).status).toBe(200);
     expect((await t.request('GET', '/billing/nope.js')).status).toBe(404);
+    // Names of Object.prototype's members are not assets either (they were a cacheable 500).
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const r = await t.request('GET', `/billing/${name}`);
+      expect(r.status, name).toBe(404);
+      expect(r.headers['cache-control'], name).toBeUndefined();
+    }
+  });
+
+  test('the page cannot be framed by another site', async () => {
+    const page = await t.request('GET', '/billing');
+    expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(page.headers['x-frame-options']).toBe('DENY');
   });
 });
