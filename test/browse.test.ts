@@ -342,6 +342,38 @@ describe('dynamic mode', () => {
     expect(site.hits).not.toContain('/private-page');
   }, 30_000);
 
+  test.skipIf(!HAS_CHROMIUM)('a rendered page is no relay: its writes to other sites are not sent, cross-origin reads need CORS, robots.txt decides sub-requests', async () => {
+    const other = await startWebServer();
+    try {
+      const hits: string[] = [];
+      other.route('/robots.txt', text('User-agent: *\nDisallow: /private\n'));
+      other.route('/api', (req, res) => { hits.push(`${req.method} /api`); res.writeHead(200, { 'content-type': 'text/plain' }).end('WRITE-ACCEPTED'); });
+      other.route('/closed', (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end('CLOSED-SECRET'));
+      other.route('/open', (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain', 'access-control-allow-origin': '*' }).end('OPEN-DATA'));
+      other.route('/private/pic.png', (req, res) => { hits.push('GET /private/pic.png'); res.writeHead(200, { 'content-type': 'image/png' }).end(); });
+      site.route('/relay', html(`<!doctype html><html><head><title>Relay</title></head><body><main><p id="out">${'This page tries to use the browser as a relay. '.repeat(5)}</p></main>
+<img src="${other.url}/private/pic.png">
+<script>
+const out = document.getElementById('out');
+const say = (s) => { out.textContent += ' ' + s; };
+fetch('${other.url}/api', { method: 'POST', body: 'x=1' }).then((r) => r.text()).then(say, () => say('POST-BLOCKED'));
+fetch('${other.url}/closed').then((r) => r.text()).then(say, () => say('CLOSED-BLOCKED'));
+fetch('${other.url}/open').then((r) => r.text()).then(say, () => say('OPEN-BLOCKED'));
+</script></body></html>`));
+      const a = await veteran();
+      const res = await browse(a.token, { url: `${site.url}/relay`, mode: 'dynamic' });
+      expect(res.status).toBe(200);
+      expect(res.body.text).toContain('OPEN-DATA'); // allowed by CORS: readable, as in any browser
+      expect(res.body.text).toContain('POST-BLOCKED');
+      expect(res.body.text).toContain('CLOSED-BLOCKED');
+      expect(res.body.text).not.toContain('CLOSED-SECRET');
+      expect(res.body.text).not.toContain('WRITE-ACCEPTED');
+      expect(hits).toEqual([]); // neither the POST nor the image robots.txt disallows ever reached the site
+    } finally {
+      await other.close();
+    }
+  }, 30_000);
+
   test.skipIf(!HAS_CHROMIUM)('renders JavaScript-written text in Chromium (static mode does not see it)', async () => {
     site.route('/js', html(JS_PAGE));
     const a = await veteran();

@@ -42,11 +42,26 @@ export interface Renderer {
 export interface RenderOptions {
   timeoutMs?: number;
   /**
-   * Called before every main-frame document is fetched (the first, each redirect hop, a navigation a
-   * script starts); a throw (a WebError) refuses it: the render fails with that error if the page
-   * was not loaded yet, and a later navigation is cancelled (the loaded page stays).
+   * Called before every request of the page is fetched (robots.txt: svc-browse fetches each of them).
+   * A throw (a WebError) refuses it: for a main-frame document (the first, each redirect hop, a
+   * navigation a script starts) the render fails with that error if the page was not loaded yet, and
+   * a later navigation is cancelled (the loaded page stays); a sub-request is blocked (listed).
    */
-  checkNavigation?: (url: URL) => Promise<void> | void;
+  checkFetch?: (url: URL, mainFrame: boolean) => Promise<void> | void;
+}
+
+/** Methods a page may use for sub-requests: reads only. svc is no relay for a page's writes to other sites. */
+const SUBREQUEST_METHODS = new Set(['GET', 'HEAD']);
+
+/**
+ * The CORS rule a browser applies to a cross-origin read (fetch, XHR, a crossorigin element), which
+ * answering from the route would skip: the answer is handed to the page only when the site allows
+ * the page's origin (or any). A request with an Origin header other than its target's is such a read.
+ */
+function corsRefuses(origin: string | undefined, target: string, headers: Record<string, string>): boolean {
+  if (!origin || origin === new URL(target).origin) return false;
+  const allowed = headers['access-control-allow-origin'];
+  return allowed !== '*' && allowed !== origin;
 }
 
 export interface RendererOptions {
@@ -128,12 +143,16 @@ export function createRenderer(opts: RendererOptions): Renderer {
         noteBlocked(url);
         return abort('blockedbyclient');
       }
+      if (!isMain && !SUBREQUEST_METHODS.has(request.method())) {
+        noteBlocked(url);
+        return abort('blockedbyclient');
+      }
       const headers: Record<string, string> = {};
       const sent = request.headers();
       for (const h of FORWARDED_REQUEST_HEADERS) if (sent[h]) headers[h] = sent[h];
       let res;
       try {
-        if (isMain && o.checkNavigation) await o.checkNavigation(new URL(url));
+        if (o.checkFetch) await o.checkFetch(new URL(url), isMain);
         res = await opts.client.fetch(url, {
           method: request.method(),
           headers,
@@ -145,10 +164,11 @@ export function createRenderer(opts: RendererOptions): Renderer {
       } catch (err) {
         const e = isWebError(err) ? err : new WebError('BROWSE_PROVIDER_ERROR', 'upstream_failure', String(err));
         if (isMain) mine.mainError = e;
-        else if (e.code === 'BROWSE_URL_BLOCKED' || e.code === 'BROWSE_RESPONSE_TOO_LARGE') noteBlocked(url);
-        return abort(e.code === 'BROWSE_URL_BLOCKED' ? 'blockedbyclient' : e.code === 'BROWSE_PROVIDER_TIMEOUT' ? 'timedout' : 'failed');
+        else if (e.code === 'BROWSE_URL_BLOCKED' || e.code === 'BROWSE_ROBOTS_DISALLOW' || e.code === 'BROWSE_RESPONSE_TOO_LARGE') noteBlocked(url);
+        return abort(e.code === 'BROWSE_URL_BLOCKED' || e.code === 'BROWSE_ROBOTS_DISALLOW' ? 'blockedbyclient' : e.code === 'BROWSE_PROVIDER_TIMEOUT' ? 'timedout' : 'failed');
       }
       used += res.body.length;
+      if (!isMain && corsRefuses(sent.origin, url, res.headers)) return abort('failed');
       if (isMain) {
         if (res.status >= 300 && res.status < 400 && res.headers.location) {
           try {

@@ -29,8 +29,8 @@ export interface PageExtractor {
 /** Headless Chromium; `configured` false when no executable is set or found. */
 export interface PageRenderer {
   readonly configured: boolean;
-  /** `checkNavigation` sees every main-frame document (first, redirect hops, script navigations) before it is fetched. */
-  render(url: string, opts?: { checkNavigation?: (url: URL) => Promise<void> }): Promise<{ finalUrl: string; status: number; contentType: string; title: string; text: string }>;
+  /** `checkFetch` sees every request of the page (main-frame documents and sub-requests) before it is fetched. */
+  render(url: string, opts?: { checkFetch?: (url: URL, mainFrame: boolean) => Promise<void> }): Promise<{ finalUrl: string; status: number; contentType: string; title: string; text: string }>;
 }
 
 /**

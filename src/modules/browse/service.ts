@@ -65,8 +65,9 @@ export function createBrowseService(deps: BrowseServiceDeps) {
   const { store, clock } = deps;
 
   /**
-   * robots.txt decides every URL svc fetches as a page, not only the one asked for: each redirect
-   * hop (static), each main-frame document (dynamic) is checked against its own site's robots.txt.
+   * robots.txt decides every URL svc fetches, not only the one asked for: each redirect hop
+   * (static); each request of the rendered page, documents and sub-resources alike (dynamic), each
+   * against its own site's robots.txt.
    */
   async function robotsGate(target: URL, asked?: string) {
     if (await deps.robots.isAllowed(target.href)) return;
@@ -77,7 +78,7 @@ export function createBrowseService(deps: BrowseServiceDeps) {
 
   async function fetchPage(mode: BrowseMode, url: string) {
     const check = (target: URL) => robotsGate(target, url);
-    if (mode === 'dynamic') return deps.renderer.render(url, { checkNavigation: check });
+    if (mode === 'dynamic') return deps.renderer.render(url, { checkFetch: check });
     const res = await deps.fetcher.fetch(url, { checkRedirect: check });
     const page = await deps.extractor.extract({ body: res.body, contentType: res.contentType, url: res.finalUrl });
     return { finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, title: page.title, text: page.text };
