@@ -50,8 +50,8 @@ export interface RenderOptions {
   checkFetch?: (url: URL, mainFrame: boolean) => Promise<void> | void;
 }
 
-/** Methods a page may use for sub-requests: reads only. svc is no relay for a page's writes to other sites. */
-const SUBREQUEST_METHODS = new Set(['GET', 'HEAD']);
+/** Methods a page may use: reads only. svc is no relay for a page's writes to other sites. */
+const READ_METHODS = new Set(['GET', 'HEAD']);
 
 /**
  * The CORS rule a browser applies to a cross-origin read (fetch, XHR, a crossorigin element), which
@@ -143,7 +143,8 @@ export function createRenderer(opts: RendererOptions): Renderer {
         noteBlocked(url);
         return abort('blockedbyclient');
       }
-      if (!isMain && !SUBREQUEST_METHODS.has(request.method())) {
+      // A form a script submits after load (a POST navigation) is no read either: cancelled, the loaded page stays.
+      if (!READ_METHODS.has(request.method())) {
         noteBlocked(url);
         return abort('blockedbyclient');
       }
