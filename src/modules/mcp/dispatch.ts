@@ -27,7 +27,7 @@ export function actionOf(def: ToolDefinition, args: Record<string, unknown>): Re
 export function requestFor(action: ResolvedAction, args: Record<string, unknown>, authorization?: string): InjectOptions {
   const missing = action.inputs.params.filter((p) => args[p] === undefined || args[p] === '');
   if (missing.length) throw new ToolInputError(`missing required argument(s): ${missing.join(', ')}`);
-  // Dots too: a value "." or ".." would otherwise be resolved away as a path segment (memory keys may be either).
+  // Dots too: a value "." or ".." would otherwise be resolved as a path step and reach another route.
   const url = action.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, p: string) => encodeURIComponent(String(args[p])).replace(/\./g, '%2E'));
   const query: Record<string, string> = {};
   for (const q of action.inputs.query) if (args[q] !== undefined) query[q] = typeof args[q] === 'string' ? (args[q] as string) : JSON.stringify(args[q]);
