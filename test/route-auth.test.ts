@@ -69,6 +69,7 @@ describe('every route in the live table', () => {
         const res = await call(e, headers);
         expect(res.status, `${e.method} ${e.path} ${JSON.stringify(headers)}`).toBe(401);
         expect(res.body.error_code).toBe('INVALID_API_KEY');
+        expect(res.headers['www-authenticate'], `${e.method} ${e.path}`).toBe('Bearer realm="svc"');
       }
     }
   });

@@ -8,10 +8,11 @@ export interface Authenticator {
   authenticate(token: string): Promise<AuthContext | undefined>;
 }
 
+// A 401 names the scheme it wants (RFC 9110 15.5.2): Bearer, with an svc_ key or svc_session_ token.
 const invalidKey = () =>
   new ApiError(401, 'INVALID_API_KEY', 'Missing or invalid API key: send Authorization: Bearer svc_...', {
     register_url: '/v1/register',
-  });
+  }, { 'www-authenticate': 'Bearer realm="svc"' });
 
 function bearerOf(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
