@@ -158,7 +158,7 @@ export function installInputGuard(app: FastifyInstance): void {
       const oddText = text.includes(NUL_ESCAPE) || SURROGATE_ESCAPE.test(text);
       if (scan.bigNumber || oddText) {
         // Routing runs before body parsing, so the route's schema and codes are known here.
-        const exempt = oddText ? anyJsonFields(request) : new Set<string>();
+        const exempt = oddText ? (anyJson ?? anyJsonFields(request)) : new Set<string>();
         const found = badField(parsed, (field) => oddText && !exempt.has(field));
         if (found) return done(refuse(request, 'body', found), undefined);
       }
