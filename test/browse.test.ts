@@ -342,6 +342,24 @@ describe('dynamic mode', () => {
     expect(site.hits).not.toContain('/private-page');
   }, 30_000);
 
+  test.skipIf(!HAS_CHROMIUM)('a navigation the page makes after load that svc refuses leaves the loaded page as the result, never the browser\'s error page', async () => {
+    const page = (go: string) => html(`<html><head><title>Stays</title></head><body><main><p>${'The page that was loaded and must be the answer. '.repeat(6)}</p></main>
+<script>setTimeout(() => { ${go} }, 10);</script></body></html>`);
+    site.route('/to-metadata', page(`location.href = 'http://169.254.169.254/latest/meta-data/';`));
+    site.route('/form-post', page(`const f = document.createElement('form'); f.method = 'POST'; f.action = '/landing'; document.body.append(f); f.submit();`));
+    site.route('/landing', html('<html><head><title>Landing</title></head><body><p>LANDED</p></body></html>'));
+    const a = await veteran();
+    for (const path of ['/to-metadata', '/form-post']) {
+      const res = await browse(a.token, { url: `${site.url}${path}`, mode: 'dynamic' });
+      expect(res.status).toBe(200);
+      expect(res.body.final_url).toBe(`${site.url}${path}`);
+      expect(res.body.title).toBe('Stays');
+      expect(res.body.text).toContain('The page that was loaded and must be the answer.');
+      expect(res.body.text).not.toMatch(/blocked|ERR_|LANDED/);
+    }
+    expect(site.hits).not.toContain('/landing');
+  }, 30_000);
+
   test.skipIf(!HAS_CHROMIUM)('a rendered page is no relay: its writes to other sites are not sent, cross-origin reads need CORS, robots.txt decides sub-requests', async () => {
     const other = await startWebServer();
     try {

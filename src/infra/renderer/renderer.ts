@@ -121,6 +121,10 @@ export function createRenderer(opts: RendererOptions): Renderer {
     let used = 0;
     const blocked: string[] = [];
     let attempt: Attempt = { redirectTo: null, mainError: null, main: null };
+    // Once the page has loaded, a navigation of the main frame (a script setting location, a form) is
+    // the page's own doing: one svc refuses is answered 204, which a browser takes as "stay on the
+    // current page". Aborting it instead would load Chromium's error page in its place.
+    let loaded = false;
     const noteBlocked = (url: string) => {
       if (blocked.length < MAX_BLOCKED_LISTED) blocked.push(url);
     };
@@ -134,7 +138,8 @@ export function createRenderer(opts: RendererOptions): Renderer {
         // Requests without a frame (workers) are sub-requests.
       }
       const mine = attempt;
-      const abort = (code: 'blockedbyclient' | 'failed' | 'timedout' | 'aborted') => route.abort(code).catch(() => {});
+      const abort = (code: 'blockedbyclient' | 'failed' | 'timedout' | 'aborted') =>
+        (isMain && loaded ? route.fulfill({ status: 204, body: '' }) : route.abort(code)).catch(() => {});
       if (!/^https?:/i.test(url)) return abort('blockedbyclient');
       const timeLeft = remaining();
       if (timeLeft <= 0) return abort('timedout');
@@ -198,6 +203,7 @@ export function createRenderer(opts: RendererOptions): Renderer {
       const current = attempt;
       try {
         await page.goto(target, { waitUntil: 'load', timeout: Math.max(1, remaining()) });
+        loaded = true;
         break;
       } catch (err) {
         if (current.mainError) throw current.mainError;
@@ -216,6 +222,10 @@ export function createRenderer(opts: RendererOptions): Renderer {
     await page.waitForLoadState('networkidle', { timeout: Math.max(1, Math.min(settleMs, remaining())) }).catch(() => {});
 
     const finalUrl = page.url();
+    // Never an error page of the browser's own (chrome-error://) as if it were the site's.
+    if (!/^https?:/i.test(finalUrl)) {
+      throw new WebError('BROWSE_PROVIDER_ERROR', 'renderer_failure', 'The page navigated away to a document that could not be loaded.');
+    }
     const html = await page.content();
     if (Buffer.byteLength(html) > opts.maxBytes) {
       throw new WebError('BROWSE_RESPONSE_TOO_LARGE', 'too_large', `Rendered page exceeds ${opts.maxBytes} bytes.`);
