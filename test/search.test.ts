@@ -115,6 +115,16 @@ describe('GET /v1/search', () => {
     expect(ok.body.usage.calls_total).toBe(1);
   });
 
+  test('both providers rate-limited: 502 SEARCH_PROVIDER_ERROR still passes their Retry-After on', async () => {
+    const a = await w.agent();
+    brave.mode = 'http429';
+    tavily.mode = 'http429';
+    const res = await get('both limited', a.token);
+    expect(res.status).toBe(502);
+    expect(res.body.error_code).toBe('SEARCH_PROVIDER_ERROR');
+    expect(res.headers['retry-after']).toBe('7');
+  });
+
   test.each([
     ['', 'q empty'],
     ['x'.repeat(501), 'q over 500 characters'],

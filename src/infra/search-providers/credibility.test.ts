@@ -41,6 +41,7 @@ describe('source and scoreResults', () => {
     expect(sourceOf('https://WWW.Example.COM:8443/a?b')).toBe('example.com');
     expect(sourceOf('https://www.www.example.com/')).toBe('www.example.com');
     expect(sourceOf('http://bücher.example/')).toBe('xn--bcher-kva.example');
+    expect(sourceOf('https://nasa.gov../x')).toBe('nasa.gov'); // every trailing dot
     expect(sourceOf('nonsense')).toBe('');
   });
 

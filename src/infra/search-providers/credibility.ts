@@ -19,7 +19,7 @@ export interface ScoredSearchResult extends RawSearchResult {
 
 /** Lower-cased host, one leading "www." and a trailing dot removed; '' for junk. */
 export function normaliseHost(host: string): string {
-  return host.trim().toLowerCase().replace(/\.$/, '').replace(/^www\./, '');
+  return host.trim().toLowerCase().replace(/\.+$/, '').replace(/^www\./, '');
 }
 
 /** The `source` of a result: normalised host name of its URL ('' if the URL does not parse). */

@@ -71,12 +71,14 @@ export class FallbackSearch implements WebSearch {
     if (second.code === 'SEARCH_ABORTED') throw second;
     const attempts = [attemptOf(first), attemptOf(second)];
     const allTimedOut = attempts.every((a) => a.code === 'SEARCH_PROVIDER_TIMEOUT');
+    // The sooner of the two providers' own Retry-After (either one would answer again by then).
+    const waits = [first.retryAfterSeconds, second.retryAfterSeconds].filter((x): x is number => x !== undefined);
     throw new SearchProviderError(
       allTimedOut ? 'SEARCH_PROVIDER_TIMEOUT' : 'SEARCH_PROVIDER_ERROR',
       second.provider,
       allTimedOut ? 'timeout' : second.code === 'SEARCH_PROVIDER_TIMEOUT' ? first.reason : second.reason,
       `primary ${first.provider} failed (${first.message}); fallback ${second.provider} failed (${second.message})`,
-      { status: second.status, attempts },
+      { status: second.status, attempts, ...(waits.length > 0 ? { retryAfterSeconds: Math.min(...waits) } : {}) },
     );
   }
 }

@@ -25,29 +25,45 @@ export function cleanText(v: unknown, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-/** The provider's URL string if it is an absolute http(s) URL, else null. */
+/**
+ * The provider's URL as the parsed, serialised URL if it is an absolute http(s) one, else null: what
+ * the agent gets is what svc read the host (and scored it) from, with no tab or newline a client
+ * might parse differently.
+ */
 export function httpUrl(v: unknown): string | null {
   if (typeof v !== 'string') return null;
   const s = v.trim();
   try {
     const u = new URL(s);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '' ? s : null;
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '' ? u.href : null;
   } catch {
     return null;
   }
 }
 
 const ISO_NO_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+const ISO_DAY = /^(\d{4})-(\d{2})-(\d{2})(?=$|T)/;
+const YEAR_OR_MONTH_ONLY = /^\d{4}(-\d{2})?$/;
+
+/** An ISO calendar day that exists (Date.parse rolls 2024-02-30 over to March 1st). */
+function realDay(s: string): boolean {
+  const m = ISO_DAY.exec(s);
+  if (!m) return true;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return mo >= 1 && mo <= 12 && d >= 1 && d <= new Date(Date.UTC(y, mo, 0)).getUTCDate();
+}
 const HAS_ZONE = /(Z|[+-]\d{2}:?\d{2}|\bGMT\b|\bUTC\b)\s*$/i;
 
 /**
  * An absolute date as ISO 8601 UTC, or null. Zone-less values are read as UTC (never the host's
- * zone). Relative ages such as Brave's "2 days ago" carry no year and give null.
+ * zone). Relative ages such as Brave's "2 days ago" carry no year and give null, as do a bare year
+ * or month ("2024", "2024-03") and an ISO day that does not exist ("2024-02-30").
  */
 export function toIsoDate(v: unknown): string | null {
   if (typeof v !== 'string') return null;
   const s = v.trim();
-  if (!/\d{4}/.test(s)) return null;
+  // A bare year or month is no date of publication; a day that does not exist is no date at all.
+  if (!/\d{4}/.test(s) || YEAR_OR_MONTH_ONLY.test(s) || !realDay(s)) return null;
   let ms: number;
   if (ISO_NO_ZONE.test(s)) ms = Date.parse(`${s}Z`);
   else if (/^\d{4}-\d{2}-\d{2}$/.test(s) || HAS_ZONE.test(s)) ms = Date.parse(s);

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { startBraveFake, startSearxngFake, startTavilyFake, type FakeSearchProvider } from '../../../test/fakes/search-providers';
 import { BraveProvider } from './brave';
-import { capQuery, cleanText, toIsoDate } from './normalize';
+import { capQuery, cleanText, finalize, toIsoDate } from './normalize';
 import { SearxngProvider } from './searxng';
 import { TavilyProvider } from './tavily';
 import { SearchProviderError } from './types';
@@ -133,10 +133,22 @@ describe('Tavily', () => {
 });
 
 describe('normalising helpers', () => {
+  test('a result URL is the parsed URL svc scored, not the provider\'s raw string', () => {
+    const [hit] = finalize([{ title: 't', url: ' https://ex\tample.gov/a\nb ', snippet: '', date: null }], 1);
+    expect(hit.url).toBe('https://example.gov/ab');
+    expect(finalize([{ title: 't', url: 'HTTPS://WWW.NASA.GOV./x', snippet: '', date: null }], 1)[0].url).toBe('https://www.nasa.gov./x');
+  });
+
   test('toIsoDate', () => {
     expect(toIsoDate('2024-01-15')).toBe('2024-01-15T00:00:00.000Z');
     expect(toIsoDate('2024-01-15T10:00:00+02:00')).toBe('2024-01-15T08:00:00.000Z');
     expect(toIsoDate('3 hours ago')).toBeNull();
+    expect(toIsoDate('2024-02-29')).toBe('2024-02-29T00:00:00.000Z');
+    expect(toIsoDate('2024-02-30')).toBeNull(); // Date.parse would roll it over to March 1st
+    expect(toIsoDate('2023-02-29T10:00:00Z')).toBeNull();
+    expect(toIsoDate('2024-04-31')).toBeNull();
+    expect(toIsoDate('2024')).toBeNull(); // a year is no date of publication
+    expect(toIsoDate('2024-03')).toBeNull();
     expect(toIsoDate('garbage 2024 text')).toBeNull();
     expect(toIsoDate(null)).toBeNull();
     expect(toIsoDate(1700000000)).toBeNull();
