@@ -76,6 +76,36 @@ describe('payment_intent.succeeded', () => {
     expect(await balance(a.apiKey)).toBe('2.0000');
   });
 
+  test('a signature dated in the future is refused like a stale one', async () => {
+    const { a, intent } = await paidCheckout(200);
+    const ahead = await deliver(fake.signedEvent('payment_intent.succeeded', intent, { timestamp: Math.floor(Date.now() / 1000) + 4000 }));
+    expect(ahead.status).toBe(400);
+    expect(ahead.body.error_code).toBe('WEBHOOK_SIGNATURE_INVALID');
+    expect(ahead.body.message).toMatch(/future/);
+    expect(await balance(a.apiKey)).toBe('0.0000');
+    // Within the tolerance (a clock a little ahead) is fine.
+    expect((await deliver(fake.signedEvent('payment_intent.succeeded', intent, { timestamp: Math.floor(Date.now() / 1000) + 60 }))).body.effect).toBe('credits_granted');
+  });
+
+  test('a signed intent is still checked against the payment: succeeded, paid in full for the credits, within the slider', async () => {
+    const { a, intent } = await paidCheckout(500);
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ status: 'requires_payment_method' }, /status is requires_payment_method/],
+      [{ metadata: { ...intent.metadata, credits: '99999999' } }, /credits outside/],
+      [{ metadata: { ...intent.metadata, credits: '600' } }, /does not pay for 600 credits/],
+      [{ amount_received: 499 }, /does not pay for 500 credits/],
+      [{ currency: 'eur' }, /does not pay/],
+    ];
+    for (const [change, reason] of cases) {
+      const res = await deliver(fake.signedEvent('payment_intent.succeeded', { ...intent, ...change }));
+      expect(res.status).toBe(200); // acknowledged, so the processor does not retry it
+      expect(res.body.effect).toMatch(reason);
+    }
+    expect(await balance(a.apiKey)).toBe('0.0000');
+    expect((await deliver(fake.signedEvent('payment_intent.succeeded', intent))).body.effect).toBe('credits_granted');
+    expect(await balance(a.apiKey)).toBe('5.0000');
+  });
+
   test('other purchase types and unknown events are acknowledged without a grant', async () => {
     const { a, intent } = await paidCheckout(100);
     const other = { ...intent, metadata: { ...intent.metadata, purchase_type: 'pack' } };
@@ -140,6 +170,24 @@ describe('consent and auto top-up', () => {
     expect(offSession().length - before).toBe(2);
     const ok2 = r2.filter((x) => x.status === 'fulfilled').length;
     expect(await balance(a.apiKey)).toBe(((14 + 100 - 3 * (ok1 + ok2)) / 100).toFixed(4));
+  });
+
+  test('a replayed older consent or card event does not put back what a newer one replaced', async () => {
+    const a = await t.registerAgent();
+    const setup = await t.request('POST', '/v1/billing/setup', { token: a.apiKey, body: {} });
+    const customer = setup.body.customer_id;
+    const old = fake.signedEvent('payment_consent.verified', { id: 'pcon_old', customer, metadata: { agent_id: a.agentId } });
+    const oldCard = fake.signedEvent('setup_intent.succeeded', { id: 'seti_old', object: 'setup_intent', customer, payment_method: 'pm_old', metadata: { agent_id: a.agentId } });
+    expect((await deliver(old)).body.effect).toBe('recharge_consent_stored');
+    expect((await deliver(oldCard)).body.effect).toBe('payment_method_stored');
+    await deliver(fake.signedEvent('payment_consent.verified', { id: 'pcon_new', customer, metadata: { agent_id: a.agentId } }));
+    await deliver(fake.signedEvent('setup_intent.succeeded', { id: 'seti_new', object: 'setup_intent', customer, payment_method: 'pm_new', metadata: { agent_id: a.agentId } }));
+    expect((await deliver(old)).body.effect).toBe('duplicate');
+    expect((await deliver(oldCard)).body.effect).toBe('duplicate');
+    const snap = (await t.request('GET', '/v1/billing', { token: a.apiKey })).body;
+    expect(snap.recharge_consent_id).toBe('pcon_new');
+    const account = (await t.request('POST', '/v1/billing/auto-topup', { token: a.apiKey, body: { enabled: false } })).body;
+    expect(account).toMatchObject({ payment_method_id: 'pm_new', recharge_consent_id: 'pcon_new' });
   });
 
   test('a declined off-session charge is not retried within the dip', async () => {

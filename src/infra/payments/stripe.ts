@@ -64,6 +64,12 @@ export function createStripeGateway(o: StripeOptions): PaymentsGateway {
 
     verifyWebhook(rawBody, signatureHeader) {
       if (!signatureHeader) throw new PaymentsError('WEBHOOK_SIGNATURE_INVALID', 'missing Stripe-Signature header');
+      // The SDK refuses a signature older than the tolerance; one dated in the future is refused the
+      // same way here, or a signature made ahead of time would stay replayable for that long.
+      const t = Number(/(?:^|,)\s*t=(\d+)/.exec(signatureHeader)?.[1]);
+      if (Number.isFinite(t) && t - Math.floor(Date.now() / 1000) > o.toleranceSeconds) {
+        throw new PaymentsError('WEBHOOK_SIGNATURE_INVALID', 'webhook signature rejected: timestamp is in the future, outside the tolerance zone');
+      }
       try {
         return stripe.webhooks.constructEvent(rawBody, signatureHeader, o.webhookSecret, o.toleranceSeconds) as unknown as WebhookEvent;
       } catch (e) {

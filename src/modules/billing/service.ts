@@ -61,8 +61,21 @@ export function createBillingService(deps: BillingServiceDeps) {
   async function grantFromIntent(intent: Record<string, any>): Promise<{ granted: boolean; reason?: string }> {
     const md = (intent.metadata ?? {}) as Record<string, string>;
     if (!CREDIT_PURCHASES.has(md.purchase_type)) return { granted: false, reason: 'not a credit purchase' };
+    // Signed events are trusted for who and what, and still checked against the payment itself: the
+    // intent succeeded, and what was received pays for the credits at the slider's price.
+    if (intent.status !== 'succeeded') return { granted: false, reason: `payment intent status is ${String(intent.status ?? 'missing')}` };
     const n = Number(md.credits);
     if (!md.agent_id || !Number.isSafeInteger(n) || n <= 0) return { granted: false, reason: 'metadata without agent_id or credits' };
+    let quote;
+    try {
+      quote = quoteCredits(n);
+    } catch {
+      return { granted: false, reason: `credits outside ${MIN_PURCHASE_CREDITS}-${MAX_PURCHASE_CREDITS}` };
+    }
+    const received = intent.amount_received;
+    if (typeof received !== 'number' || received < quote.amount_cents || String(intent.currency ?? '').toLowerCase() !== currency.toLowerCase()) {
+      return { granted: false, reason: `amount received does not pay for ${n} credits (${quote.amount_cents} ${currency} cents)` };
+    }
     const { added } = await credits.add(md.agent_id, { kind: 'purchase', units: toUnits(n), ref: `pi:${intent.id}` });
     if (md.purchase_type === 'auto_topup') {
       await store.withLocks([md.agent_id], clock.now(), (trx) => store.updateAccount(trx, md.agent_id, { topup_intent_id: intent.id }, clock.now()));
@@ -170,7 +183,12 @@ export function createBillingService(deps: BillingServiceDeps) {
           metadata: { agent_id: e.agentId, purchase_type: 'auto_topup', credits: String(quote.credits), recharge_consent_id: a.recharge_consent_id },
           idempotencyKey: `svc-topup-${e.agentId}-${e.chargeId}`,
         });
-        if (pi.status === 'succeeded') await grantFromIntent({ id: pi.id, metadata: { agent_id: e.agentId, purchase_type: 'auto_topup', credits: String(quote.credits) } });
+        if (pi.status === 'succeeded') {
+          await grantFromIntent({
+            id: pi.id, status: pi.status, amount_received: quote.amount_cents, currency,
+            metadata: { agent_id: e.agentId, purchase_type: 'auto_topup', credits: String(quote.credits) },
+          });
+        }
       } catch (err) {
         // The dip stays marked: no second attempt until the agent re-enables auto top-up.
         log('auto top-up charge failed', err);
@@ -197,9 +215,9 @@ export function createBillingService(deps: BillingServiceDeps) {
       // customer): no credit or account is recorded for nobody.
       if (deps.agentExists && !(await deps.agentExists(agentId))) return { received: true, effect: 'ignored: unknown agent' };
       const now = clock.now();
-      const fresh = await store.withLocks([agentId], now, async (trx) => store.recordEvent(trx, event.id, event.type, now));
       switch (event.type) {
         case 'payment_intent.succeeded': {
+          await store.withLocks([agentId], now, async (trx) => store.recordEvent(trx, event.id, event.type, now));
           // Granted per intent id even when the event id is new (a re-sent event), so never twice.
           const r = await grantFromIntent(obj);
           return { received: true, effect: r.granted ? 'credits_granted' : `no grant: ${r.reason}` };
@@ -208,15 +226,24 @@ export function createBillingService(deps: BillingServiceDeps) {
         case 'setup_intent.succeeded': {
           const consent = event.type === 'payment_consent.verified' ? String(obj.id) : undefined;
           const pm = typeof obj.payment_method === 'string' ? obj.payment_method : undefined;
-          await store.withLocks([agentId], now, (trx) => store.updateAccount(trx, agentId, {
-            ...(consent ? { recharge_consent_id: consent } : {}),
-            ...(pm ? { payment_method_id: pm } : {}),
-            ...(obj.customer && typeof obj.customer === 'string' ? { payment_customer_id: obj.customer } : {}),
-          }, now));
+          // Applied once per event id, in the transaction that records it: a replayed older event
+          // must not put back a consent or card a newer one replaced.
+          const fresh = await store.withLocks([agentId], now, async (trx) => {
+            if (!(await store.recordEvent(trx, event.id, event.type, now))) return false;
+            await store.updateAccount(trx, agentId, {
+              ...(consent ? { recharge_consent_id: consent } : {}),
+              ...(pm ? { payment_method_id: pm } : {}),
+              ...(obj.customer && typeof obj.customer === 'string' ? { payment_customer_id: obj.customer } : {}),
+            }, now);
+            return true;
+          });
+          if (!fresh) return { received: true, effect: 'duplicate' };
           return { received: true, effect: consent ? 'recharge_consent_stored' : 'payment_method_stored' };
         }
-        default:
+        default: {
+          const fresh = await store.withLocks([agentId], now, async (trx) => store.recordEvent(trx, event.id, event.type, now));
           return { received: true, effect: fresh ? 'ignored' : 'duplicate' };
+        }
       }
     },
   };
