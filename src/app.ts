@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config';
 import { installAuth } from './http/auth';
 import { createEnvelopeBuilder } from './http/envelope';
-import { frameworkErrors, installErrorHandling } from './http/errors';
+import { clientErrors, frameworkErrors, installErrorHandling } from './http/errors';
 import { installInputGuard } from './http/input-guard';
 import { requestSerializer } from './http/log-redact';
 import { exactBodyValidators } from './http/validators';
@@ -79,6 +79,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     // for an id) up to 8 KiB; beyond, frameworkErrors answers 414 URI_TOO_LONG in the API's format.
     routerOptions: { maxParamLength: 8192 },
     frameworkErrors,
+    clientErrorHandler: clientErrors,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { allErrors: false } },

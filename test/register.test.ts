@@ -134,6 +134,11 @@ describe('POST /v1/register', () => {
     [{ agent_card_url: 'https://127.0.0.1/card.json' }, 'AGENT_CARD_URL_INVALID'],
     [{ agent_card_url: 'https://localhost/card.json' }, 'AGENT_CARD_URL_INVALID'],
     [{ agent_card_url: 'not a url' }, 'AGENT_CARD_URL_INVALID'],
+    [{ agent_card_url: 'https://localhost./card.json' }, 'AGENT_CARD_URL_INVALID'],
+    [{ agent_card_url: 'https://foo.localhost../card.json' }, 'AGENT_CARD_URL_INVALID'],
+    [{ agent_card_url: 'https://example./card.json' }, 'AGENT_CARD_URL_INVALID'],
+    [{ registration_source: null }, 'VALIDATION_FAILED'],
+    [{ registration_source: 7 }, 'VALIDATION_FAILED'],
   ])('validation %# → %s', async (patch, code) => {
     const body: Record<string, unknown> = { ...base('valid-name'), ...patch };
     for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];

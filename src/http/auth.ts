@@ -14,11 +14,20 @@ const invalidKey = () =>
     register_url: '/v1/register',
   }, { 'www-authenticate': 'Bearer realm="svc"' });
 
+/** Node keeps only the first of several Authorization headers; a proxy in front may read another. */
+function authorizationHeaders(request: FastifyRequest): number {
+  const raw = request.raw.rawHeaders;
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') n++;
+  return n;
+}
+
+/** The Bearer token; '' for an Authorization header that holds none (or for two headers); undefined without one. */
 function bearerOf(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   if (!header) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return m ? m[1] : '';
+  return m && authorizationHeaders(request) === 1 ? m[1] : '';
 }
 
 export function authModeOf(request: FastifyRequest): AuthMode {

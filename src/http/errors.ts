@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 
 /** The one way to refuse a request: rendered as `{ error_code, message, ...extra }`. */
 export class ApiError extends Error {
@@ -22,6 +24,8 @@ export interface ValidationCode {
   status: number;
   code: string;
   message?: string;
+  /** Only for these schema keywords (e.g. ['maxLength'] for a TOO_LONG code); other failures of the field are 422 VALIDATION_FAILED. */
+  keywords?: string[];
 }
 
 function fieldOf(err: FastifyError): string | undefined {
@@ -35,20 +39,21 @@ function fieldOf(err: FastifyError): string | undefined {
 
 function validationFailure(err: FastifyError, request: FastifyRequest): ApiError {
   const detail = err.message.replace(/^(body|querystring|params|headers)\/?/, '').trim();
-  return fieldFailure(request, err.validationContext ?? 'body', fieldOf(err), detail);
+  return fieldFailure(request, err.validationContext ?? 'body', fieldOf(err), detail, { keyword: err.validation?.[0]?.keyword });
 }
 
 /**
  * A refused input field, with the route's own code for it when it maps one (validationCodes),
  * else 422 VALIDATION_FAILED. Used for schema failures and for checks made after validation.
  */
-export function fieldFailure(request: FastifyRequest, context: string, field: string | undefined, detail: string, opts: { detailFirst?: boolean } = {}): ApiError {
+export function fieldFailure(request: FastifyRequest, context: string, field: string | undefined, detail: string, opts: { detailFirst?: boolean; keyword?: string } = {}): ApiError {
   const codes = (request.routeOptions.config as { validationCodes?: Record<string, ValidationCode> } | undefined)?.validationCodes ?? {};
   return codedFailure(codes, context, field, detail, opts);
 }
 
-function codedFailure(codes: Record<string, ValidationCode>, context: string, field: string | undefined, detail: string, opts: { detailFirst?: boolean } = {}): ApiError {
-  const mapped = (field && codes[`${context}.${field}`]) || codes[`${context}.*`];
+function codedFailure(codes: Record<string, ValidationCode>, context: string, field: string | undefined, detail: string, opts: { detailFirst?: boolean; keyword?: string } = {}): ApiError {
+  const candidate = (field && codes[`${context}.${field}`]) || codes[`${context}.*`];
+  const mapped = candidate && (!candidate.keywords || opts.keyword === undefined || candidate.keywords.includes(opts.keyword)) ? candidate : undefined;
   const where = field ? `${context}.${field}` : context;
   // detailFirst: the route's message describes its schema rule, not this problem.
   if (mapped) return new ApiError(mapped.status, mapped.code, (!opts.detailFirst && mapped.message) || `Invalid ${where}: ${detail}`, { field: where });
@@ -90,6 +95,25 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
   } else {
     void sendApiError(reply, new ApiError(err.statusCode && err.statusCode < 500 ? err.statusCode : 400, 'BAD_REQUEST', err.message));
   }
+}
+
+/**
+ * Node's HTTP parser refusing a request before Fastify sees it (a bare CR in a header value, a folded
+ * header, headers too large, a request that took too long), answered in the API's error format as
+ * Fastify's default handler would answer it in its own; the connection is closed afterwards.
+ */
+export function clientErrors(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? [408, 'REQUEST_TIMEOUT', 'The request was not received in time']
+    : err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'HEADERS_TOO_LARGE', 'The request headers are larger than this server accepts']
+      : [400, 'BAD_REQUEST', 'The request is not valid HTTP (a header holds a control character, or is folded)'];
+  const body = JSON.stringify({ error_code: code, message });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
 }
 
 /** Routes with path parameters, per app: a malformed parameter is answered as that route refuses a bad one. */

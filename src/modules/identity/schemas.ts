@@ -21,7 +21,7 @@ export const RegisterValidationCodes = {
   'body.referral_agent': { status: 422, code: 'INVALID_REFERRAL_AGENT', message: 'referral_agent must be an agent id (UUID)' },
   'body.passport_public_key': { status: 422, code: 'INVALID_PASSPORT_PUBLIC_KEY', message: 'passport_public_key must be a string: PEM SPKI or base64 raw Ed25519 key' },
   'body.recovery_public_key': { status: 422, code: 'INVALID_RECOVERY_PUBLIC_KEY', message: 'recovery_public_key must be a PEM Ed25519 public key' },
-  'body.registration_source': { status: 422, code: 'REGISTRATION_SOURCE_TOO_LONG', message: 'registration_source must be a string of at most 64 characters' },
+  'body.registration_source': { status: 422, code: 'REGISTRATION_SOURCE_TOO_LONG', message: 'registration_source must be at most 64 characters', keywords: ['maxLength'] },
   'body.agent_card_url': { status: 422, code: 'AGENT_CARD_URL_INVALID', message: 'agent_card_url must be an https URL of at most 2048 characters' },
 };
 

@@ -16,7 +16,8 @@ export function externalUrlProblem(raw: string): string | undefined {
   if (u.protocol !== 'https:') return 'must use https';
   if (u.username || u.password) return 'must not carry credentials';
   if (raw.length > 2048) return 'longer than 2048 characters';
-  const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  // A fully qualified name may end in dots (`localhost.`): the checks read the name without them.
+  const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.+$/, '');
   if (isIP(host) || /^[0-9.]+$/.test(host) || /^0x/i.test(host)) return 'must name a host, not an IP address';
   if (!host.includes('.')) return 'must be a fully qualified public host name';
   if (host === 'localhost' || /\.(localhost|local|internal|lan|home|corp|intranet)$/.test(host)) return 'must be a public host';

@@ -66,5 +66,4 @@ export const SearchQuery = Type.Object({
 });
 export const SearchValidationCodes = {
   'querystring.importance': importanceQueryCode,
-  'querystring.q': { status: 422, code: 'MEMORY_QUERY_REQUIRED', message: 'q is required: 1 to 500 characters, not only whitespace' },
 };
