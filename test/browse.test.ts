@@ -123,11 +123,15 @@ describe('POST /v1/browse (static)', () => {
     site.route('/tides', html(ARTICLE));
     const a = await w.agent();
     site.route('/robots.txt', text('User-agent: *\nAllow: /\n\nUser-agent: svc-browse\nDisallow: /tides\n'));
-    expect((await browse(a.token, { url: `${site.url}/tides` })).body.error_code).toBe('BROWSE_ROBOTS_DISALLOW');
+    const ruled = (await browse(a.token, { url: `${site.url}/tides` })).body;
+    expect(ruled.error_code).toBe('BROWSE_ROBOTS_DISALLOW');
+    expect(ruled.message).toMatch(/does not allow svc-browse/);
     site.route('/robots.txt', respond(404, 'nope'));
     expect((await browse(a.token, { url: `${site.url}/tides` })).status).toBe(200);
     site.route('/robots.txt', respond(503, 'down'));
-    expect((await browse(a.token, { url: `${site.url}/tides` })).body.error_code).toBe('BROWSE_ROBOTS_DISALLOW');
+    const down = (await browse(a.token, { url: `${site.url}/tides` })).body;
+    expect(down.error_code).toBe('BROWSE_ROBOTS_DISALLOW');
+    expect(down.message).toMatch(/could not be read/); // not "does not allow": the site said nothing
   });
 
   test('robots.txt decides every redirect hop: same site or another, the disallowed target is never fetched, nothing charged', async () => {

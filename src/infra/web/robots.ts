@@ -54,9 +54,13 @@ export interface RobotsPolicy {
    * throws the guarded client's BROWSE_URL_BLOCKED when the origin's own address is refused.
    */
   isAllowed(url: string): Promise<boolean>;
+  /** isAllowed, with why: 'disallowed' by a rule, or 'unreachable' (robots.txt answered 5xx or could not be fetched). */
+  decide(url: string): Promise<RobotsDecision>;
   /** Forgets every cached robots.txt. */
   clear(): void;
 }
+
+export type RobotsDecision = 'allowed' | 'disallowed' | 'unreachable';
 
 export interface RobotsOptions {
   client: GuardedClient;
@@ -112,18 +116,22 @@ export function createRobotsPolicy(opts: RobotsOptions): RobotsPolicy {
     return p;
   }
 
+  async function decide(input: string): Promise<RobotsDecision> {
+    const url = new URL(input);
+    url.hash = '';
+    url.pathname = decodeUnreserved(url.pathname);
+    url.search = decodeUnreserved(url.search);
+    const verdict = await verdictFor(url.origin);
+    if (verdict.kind === 'blocked') throw verdict.error;
+    if (verdict.kind === 'allow-all') return 'allowed';
+    if (verdict.kind === 'disallow-all') return 'unreachable';
+    // robots-parser answers undefined for a URL of another origin; ours always matches.
+    return verdict.robot.isAllowed(url.href, token) !== false ? 'allowed' : 'disallowed';
+  }
+
   return {
-    async isAllowed(input) {
-      const url = new URL(input);
-      url.hash = '';
-      url.pathname = decodeUnreserved(url.pathname);
-      url.search = decodeUnreserved(url.search);
-      const verdict = await verdictFor(url.origin);
-      if (verdict.kind === 'blocked') throw verdict.error;
-      if (verdict.kind !== 'rules') return verdict.kind === 'allow-all';
-      // robots-parser answers undefined for a URL of another origin; ours always matches.
-      return verdict.robot.isAllowed(url.href, token) !== false;
-    },
+    decide,
+    isAllowed: async (input) => (await decide(input)) === 'allowed',
     clear: () => cache.clear(),
   };
 }

@@ -19,7 +19,8 @@ export interface PageFetcher {
 }
 
 export interface RobotsCheck {
-  isAllowed(url: string): Promise<boolean>;
+  /** 'disallowed' by a rule of the site's robots.txt; 'unreachable' when it answered 5xx or could not be fetched (RFC 9309: then nothing is allowed). */
+  decide(url: string): Promise<'allowed' | 'disallowed' | 'unreachable'>;
 }
 
 export interface PageExtractor {

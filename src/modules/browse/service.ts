@@ -70,10 +70,13 @@ export function createBrowseService(deps: BrowseServiceDeps) {
    * against its own site's robots.txt.
    */
   async function robotsGate(target: URL, asked?: string) {
-    if (await deps.robots.isAllowed(target.href)) return;
-    throw new WebError('BROWSE_ROBOTS_DISALLOW', 'robots_disallow', asked === undefined || asked === target.href
-      ? 'robots.txt of this site does not allow svc-browse to fetch this URL'
-      : `robots.txt of ${target.host} does not allow svc-browse to fetch ${target.href}, which ${asked} leads to`);
+    const decision = await deps.robots.decide(target.href);
+    if (decision === 'allowed') return;
+    const site = asked === undefined || asked === target.href ? 'this site' : target.host;
+    const why = decision === 'unreachable'
+      ? `robots.txt of ${site} could not be read (a server error or no answer), and until it can, svc-browse fetches nothing there (RFC 9309)`
+      : `robots.txt of ${site} does not allow svc-browse to fetch ${site === 'this site' ? 'this URL' : target.href}`;
+    throw new WebError('BROWSE_ROBOTS_DISALLOW', 'robots_disallow', site === 'this site' ? why : `${why}; ${asked} leads to ${target.href}`);
   }
 
   async function fetchPage(mode: BrowseMode, url: string) {
