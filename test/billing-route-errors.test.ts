@@ -238,7 +238,7 @@ describe('GET /v1/blobs/search', () => {
     const refused = await t.request('GET', q, { token: a.apiKey });
     expect(refused.status).toBe(402);
     expect(refused.body).toMatchObject({
-      error_code: 'INSUFFICIENT_CREDITS', upgrade_url: 'http://svc.test/v1/billing/credits/checkout', price_usd: '0.0200', credits_remaining_usd: '0.0000',
+      error_code: 'INSUFFICIENT_CREDITS', upgrade_url: 'http://svc.test/billing', price_usd: '0.0200', credits_remaining_usd: '0.0000',
     });
     expect(queryEmbeddings()).toBe(0);
 

@@ -29,7 +29,7 @@ export function rigOn(handle: DatabaseHandle, clock: ManualClock, extra: Partial
   const store = createBillingStore(handle);
   const credits = createCredits({ store, clock });
   const metering = createMetering({
-    store, clock, agents: { tierOf: async () => 'free' }, upgradeUrl: 'http://svc.test/v1/billing/credits/checkout', ...extra,
+    store, clock, agents: { tierOf: async () => 'free' }, upgradeUrl: 'http://svc.test/billing', ...extra,
   });
   return { store, credits, metering };
 }

@@ -190,7 +190,9 @@ describe('search quota', () => {
     expect(last.body.usage).toMatchObject({ calls_total: 50, over_limit: true });
     const refused = await get('floor', a.token, 3);
     expect(refused.status).toBe(402);
-    expect(refused.body).toMatchObject({ error_code: 'INSUFFICIENT_CREDITS', upgrade_url: expect.any(String) });
+    expect(refused.body).toMatchObject({ error_code: 'INSUFFICIENT_CREDITS', upgrade_url: last.body.usage.upgrade_url });
+    expect(refused.body.upgrade_url).toMatch(/\/billing$/); // the billing page, as every limit error says, not an API route
+    expect(refused.body.message).toContain('POST /v1/billing/credits/checkout');
     // The floor is rolling: 30 days later the calls have aged out.
     w.clock.advanceDays(30);
     const again = await get('floor', a.token, 3);

@@ -166,7 +166,8 @@ export function createMetering(deps: MeteringDeps): Metering {
           keep(agentId, state, account);
           throw new ApiError(402, 'INSUFFICIENT_CREDITS',
             `The free floor of ${floor} ${pool} calls per rolling 30 days is used up and ${action} costs ${formatUsd(cost)} USD; the balance is ${formatUsd(units)} USD` +
-            (aside > 0 ? `, of which ${formatUsd(aside)} USD is held for calls being answered by this or another svc instance (released within seconds)` : ''),
+            (aside > 0 ? `, of which ${formatUsd(aside)} USD is held for calls being answered by this or another svc instance (released within seconds)` : '') +
+            '. Buy credits with POST /v1/billing/credits/checkout and pay on the billing page (upgrade_url).',
             { upgrade_url: deps.upgradeUrl, price_usd: formatUsd(cost), credits_remaining_usd: formatUsd(units) });
         }
       }

@@ -63,7 +63,7 @@ export function createBillingModule(deps: BillingModuleDeps) {
   });
   const counted = createMetering({
     store, clock, agents: deps.agents,
-    upgradeUrl: `${base}/v1/billing/credits/checkout`,
+    upgradeUrl: billingPageUrl, // where every limit error points (the usage object too)
     commonsUrl,
     commons: () => commons,
     onLowBalance: (e) => void billing.refill(e),
