@@ -40,6 +40,8 @@ describe('GET /v1/usage', () => {
     expect(b.daily[1].calls).toBe(0);
     expect(b.pools.search).toEqual({ calls_this_month: 3, monthly_limit: null, remaining_this_month: null, free_floor_30d: 50, free_remaining_30d: 47 });
     expect(b.pools.parse).toMatchObject({ calls_this_month: 2, monthly_limit: 100, remaining_this_month: 98, free_floor_30d: null });
+    // The free tier's write cap (1,000 per UTC month, MEMORY_OPS_LIMIT) is shown beside its rolling floor.
+    expect(b.pools.memory_write).toMatchObject({ calls_this_month: 9, monthly_limit: 1000, remaining_this_month: 991, free_floor_30d: 1000 });
   });
 
   test('the breakdown crosses a month boundary; calls_this_month does not', async () => {

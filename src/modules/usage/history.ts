@@ -5,7 +5,8 @@
  *                   parse) since the start of the current UTC month.
  * calls_remaining   legacy monthly tiers: the sum, over pools with a finite monthly quota, of what
  *                   is left of it this month; credit-metered tiers: null (past the free floors calls
- *                   are paid from credit, as in the search `usage` object). `pools` has the detail.
+ *                   are paid from credit, as in the search `usage` object). `pools` has the detail,
+ *                   including each tier's monthly caps (the free tier's 1,000 memory writes).
  * daily             exactly 7 elements, oldest first, ending with today (UTC):
  *                   { date: 'YYYY-MM-DD', calls, search, browse, memory_write, parse }; calls is the
  *                   sum of the four; days without calls are present with zeros.
@@ -27,6 +28,7 @@ export interface PoolUsage {
 
 function monthlyLimit(t: TierDefinition, pool: MeteredPool): number | null {
   if (pool === 'parse') return t.parseOpsPerMonth; // parse has a monthly quota on every tier
+  if (pool === 'memory_write') return t.memoryWritesPerMonth; // a cap on credit tiers too (free: 1,000 per UTC month)
   if (t.metering !== 'monthly') return null;
   return pool === 'search' ? t.searchPerMonth : pool === 'browse' ? t.browsePerMonth : t.memoryWritesPerMonth;
 }
