@@ -102,6 +102,35 @@ describe('synchronous parse of real documents', () => {
     expect(await stored()).toBe(0);
   });
 
+  test('a queued parse whose blob is deleted while it runs fails (blob_deleted): no result, no chunks, no callback', async () => {
+    const b = await w.agent('deploy');
+    const store = createParseStore(w.built.database.db);
+    const rows = Array.from({ length: 120_000 }, (_, i) => [`row ${i}`, `value number ${i} of a long sheet`, i]);
+    const csv = csvText([['name', 'text', 'n'], ...rows]);
+    // Catch the job while it runs (the parse of ~6 MB takes a while in the parser process); a run that
+    // finished before it was seen running is tried again with a new blob.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const id = (await w.upload(b.token, `${csv}# ${attempt}\n`, 'text/csv')).body.blob_id;
+      const q = await parse(b.token, id, '?async=true', { callback_url: `${receiver.url}/deleted` });
+      expect(q.status).toBe(202);
+      let seen = '';
+      for (let i = 0; i < 2000 && seen !== 'running' && seen !== 'complete' && seen !== 'failed'; i++) {
+        seen = (await store.byId(q.body.parse_id))!.status;
+        if (seen === 'queued') await new Promise((r) => setTimeout(r, 2));
+      }
+      if (seen !== 'running') continue;
+      expect((await w.request('DELETE', `/v1/blobs/${id}`, { token: b.token })).status).toBe(204);
+      const final = await eventually(async () => { const r = await store.byId(q.body.parse_id); return r && ['complete', 'failed'].includes(r.status) && r; }, 30_000, 'final state');
+      expect(final).toMatchObject({ status: 'failed', error_reason: 'blob_deleted', result: null });
+      expect(await store.db.selectFrom('blob_chunks').select('chunk_index').where('agent_id', '=', b.id).where('blob_id', '=', id).execute()).toEqual([]);
+      const db = w.built.database.db;
+      expect(await db.selectFrom('queue_jobs').select('job_id').where('dedupe_key', '=', `callback:${q.body.parse_id}`).execute()).toEqual([]);
+      expect(await db.selectFrom('parse_deliveries').select('parse_id').where('parse_id', '=', q.body.parse_id).execute()).toEqual([]);
+      return;
+    }
+    throw new Error('the parse was never caught running');
+  }, 60_000);
+
   test('parses of one blob that finish at once all complete, and the blob keeps one set of chunks', async () => {
     // On PostgreSQL each completion deletes the chunks it saw and inserts its own; without the
     // blob's row lock the later insert collided with the earlier one's rows (a 500).

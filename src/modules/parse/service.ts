@@ -84,9 +84,17 @@ export function createParseService(deps: ParseServiceDeps) {
     }
   }
 
-  /** In one transaction: the parse becomes complete, its chunks replace the blob's, the callback is queued. */
+  /**
+   * In one transaction: the parse becomes complete, its chunks replace the blob's, the callback is
+   * queued. A queued parse whose blob was deleted while it ran fails instead (blob_deleted): no
+   * result, no chunks, no callback.
+   */
   async function recordComplete(row: ParseRow, resultJson: string, result: Parameters<typeof storeChunks>[4], now: number): Promise<boolean> {
     return store.db.transaction().execute(async (trx) => {
+      if (row.status !== 'complete' && !(await store.lockBlob(trx, row.agent_id, row.blob_id))) {
+        await store.fail(row.parse_id, { code: 'PARSE_FAILED', reason: 'blob_deleted', message: 'The blob was deleted while it was parsed' }, now, trx);
+        return false;
+      }
       const moved = row.status === 'complete' ? (await store.insert(row, trx), true) : await store.complete(trx, row.parse_id, resultJson, now);
       if (!moved) return false;
       await storeChunks(trx, store, deps.indexer, { agentId: row.agent_id, blobId: row.blob_id, parseId: row.parse_id, now }, result);

@@ -45,8 +45,8 @@ export function createParseStore(db: Kysely<Database>) {
       return Number(r.numUpdatedRows) > 0;
     },
 
-    async fail(parseId: string, e: { code: string; reason: string; message: string }, now: number): Promise<boolean> {
-      const r = await db.updateTable('parse_jobs').set({
+    async fail(parseId: string, e: { code: string; reason: string; message: string }, now: number, q: Q = db): Promise<boolean> {
+      const r = await q.updateTable('parse_jobs').set({
         status: 'failed', error_code: e.code, error_reason: e.reason, error_message: e.message, completed_at: now, updated_at: now,
       }).where('parse_id', '=', parseId).where('status', 'in', ['queued', 'running']).executeTakeFirst();
       return Number(r.numUpdatedRows) > 0;
@@ -97,6 +97,17 @@ export function createParseStore(db: Kysely<Database>) {
 
     // ---- chunks ----
     /** Replaces the blob's chunks with those of this parse; returns the chunk ids now live and those gone. */
+    /**
+     * Takes the blob's row lock for this transaction (PostgreSQL; SQLite transactions already take
+     * turns) and says whether the blob is still there: a DELETE that committed first is seen.
+     */
+    async lockBlob(trx: Trx, agentId: string, blobId: string): Promise<boolean> {
+      let blob = trx.selectFrom('blobs').select('deleted_at').where('agent_id', '=', agentId).where('blob_id', '=', blobId);
+      if (pg) blob = blob.forUpdate();
+      const row = await blob.executeTakeFirst();
+      return row !== undefined && row.deleted_at === null;
+    },
+
     async replaceChunks(trx: Trx, agentId: string, blobId: string, parseId: string, chunks: { index: number; text: string; location: unknown }[], now: number) {
       // Two parses of one blob may finish at once (a sync parse and a queued one, or two instances):
       // on PostgreSQL each would delete the chunks it saw and insert its own, and the second insert
@@ -104,10 +115,7 @@ export function createParseStore(db: Kysely<Database>) {
       // transactions already do).
       // The same lock orders the parse after a DELETE of the blob that committed first: a blob deleted
       // while it was parsed keeps no chunks (the delete's own clean-up has already run).
-      let blob = trx.selectFrom('blobs').select('deleted_at').where('agent_id', '=', agentId).where('blob_id', '=', blobId);
-      if (pg) blob = blob.forUpdate();
-      const row = await blob.executeTakeFirst();
-      if (!row || row.deleted_at !== null) chunks = [];
+      if (!(await this.lockBlob(trx, agentId, blobId))) chunks = [];
       const before = await trx.selectFrom('blob_chunks').select('chunk_index').where('agent_id', '=', agentId).where('blob_id', '=', blobId).execute();
       await trx.deleteFrom('blob_chunks').where('agent_id', '=', agentId).where('blob_id', '=', blobId).execute();
       for (let i = 0; i < chunks.length; i += 200) {
