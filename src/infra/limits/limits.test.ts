@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect, createServer, type Socket } from 'node:net';
 import { afterAll, describe, expect, test } from 'vitest';
 import { ManualClock } from '../../lib/clock';
 import { InProcessRateLimiter, RateLimiterError, RedisRateLimiter, type RateLimiter } from '.';
@@ -57,4 +58,34 @@ test('redis unreachable → RateLimiterError, never a hang', async () => {
   const started = Date.now();
   await expect(l.hit('k', 1, 60_000)).rejects.toBeInstanceOf(RateLimiterError);
   expect(Date.now() - started).toBeLessThan(2000);
+});
+
+test('a Redis that stops answering on an open connection → RateLimiterError within the command timeout, never a hang', async () => {
+  // A proxy in front of Redis that, once told to, keeps every connection open and forwards nothing.
+  const target = new URL(REDIS);
+  let stalled = false;
+  const sockets: Socket[] = [];
+  const proxy = createServer((client) => {
+    const upstream = connect(Number(target.port || 6379), target.hostname);
+    sockets.push(client, upstream);
+    client.on('data', (d) => { if (!stalled) upstream.write(d); });
+    upstream.on('data', (d) => { if (!stalled) client.write(d); });
+    client.on('error', () => {});
+    upstream.on('error', () => {});
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  const port = (proxy.address() as { port: number }).port;
+  const l = new RedisRateLimiter(`redis://127.0.0.1:${port}`, new ManualClock(), `svc:test:${randomUUID()}:`, 300);
+  opened.push(l);
+  try {
+    await l.ready();
+    expect((await l.hit('k', 5, 60_000)).allowed).toBe(true);
+    stalled = true;
+    const started = Date.now();
+    await expect(l.hit('k', 5, 60_000)).rejects.toBeInstanceOf(RateLimiterError);
+    expect(Date.now() - started).toBeLessThan(2000);
+  } finally {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => proxy.close(r));
+  }
 });

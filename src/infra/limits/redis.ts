@@ -11,9 +11,11 @@ return n`;
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis;
 
-  constructor(url: string, private readonly clock: Clock, private readonly prefix = 'svc:rl:') {
+  constructor(url: string, private readonly clock: Clock, private readonly prefix = 'svc:rl:', commandTimeoutMs = 500) {
     // Fail fast rather than queueing hits while Redis is away: the caller decides what a failure means.
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+    // The command timeout covers a Redis that keeps the connection open and stops answering (a
+    // partition, a paused server): without it a hit, and the request behind it, would wait for good.
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, commandTimeout: commandTimeoutMs });
     this.redis.on('error', () => {});
     this.redis.defineCommand('svcHit', { numberOfKeys: 1, lua: HIT });
   }
