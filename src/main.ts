@@ -1,6 +1,17 @@
 import { buildApp } from './app';
 import { ConfigError, loadConfig } from './config';
 
+/** A connection URL without its password, for messages. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.href;
+  } catch {
+    return 'the configured URL';
+  }
+}
+
 async function main(): Promise<void> {
   let config;
   try {
@@ -12,7 +23,18 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  const { app } = await buildApp({ config });
+  let app;
+  try {
+    ({ app } = await buildApp({ config }));
+  } catch (e) {
+    // The database could not be reached or opened (a server down, a wrong DATABASE_URL, a data
+    // directory that cannot be written): one line that says which, not a stack trace.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code !== 'string') throw e;
+    const where = config.core.databaseUrl ? `PostgreSQL at ${redactUrl(config.core.databaseUrl)}` : `SQLite in ${config.core.dataDir}`;
+    process.stderr.write(`svc cannot start: ${where}: ${(e as Error).message || code} (${code})\n`);
+    process.exit(1);
+  }
   let address: string;
   try {
     address = await app.listen({ host: config.core.host, port: config.core.port });

@@ -57,4 +57,13 @@ describe('the svc process', () => {
     expect(r.stderr).toContain('PORT must be an integer, got "abc"');
     expect(r.stderr).toContain('SVC_CHALLENGE_TTL_SECONDS must be at least 10');
   });
+
+  test('a PostgreSQL server that cannot be reached stops start-up with one line naming it (password hidden) and exit code 1', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, DATABASE_URL: 'postgres://svc:s3cret@127.0.0.1:1/nowhere', PORT: '0' }, encoding: 'utf8', timeout: 30_000,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^svc cannot start: PostgreSQL at postgres:\/\/svc:\*\*\*@127\.0\.0\.1:1\/nowhere: .*ECONNREFUSED/)]);
+    expect(r.stderr).not.toContain('s3cret');
+  });
 });
