@@ -35,6 +35,9 @@ export async function extractCsv(path: string, contentType: string, budget: Budg
   const parser = parse({
     delimiter,
     encoding,
+    // Any line ending, mixed within one file (csv-parse otherwise takes the first line's for all and
+    // glues the records of another kind together); inside quotes a line break stays part of the value.
+    record_delimiter: ['\r\n', '\n', '\r'],
     relax_column_count: true,
     relax_quotes: true,
     skip_empty_lines: true,

@@ -139,6 +139,18 @@ describe('good documents', () => {
     expect(r.chunks[0]!.location).toEqual({ table: 0, row_start: 2, row_end: 3 });
   });
 
+  test('CSV: line endings mixed within one file each end a record; one inside quotes stays in the value', async () => {
+    const mixed = await parser.parse(file('mixed.csv', 'a,b,c\r\n1,2,3\n4,5,6\r7,8,9\r\n"q\r\nx",y,z\n'), CSV);
+    expect(mixed.rows).toEqual([['1', '2', '3'], ['4', '5', '6'], ['7', '8', '9'], ['q\r\nx', 'y', 'z']]);
+    const lfThenCrlf = await parser.parse(file('mixed2.csv', 'a,b\n1,2\r\n3,4\r\n'), CSV);
+    expect(lfThenCrlf.rows).toEqual([['1', '2'], ['3', '4']]); // no stray \r in the last cell
+    // Across the stream's chunks too: a CRLF file of ~1 MiB after an LF header.
+    const long = `h1,h2\n${Array.from({ length: 40_000 }, (_, i) => `row${i},${'x'.repeat(20)}`).join('\r\n')}\r\n`;
+    const big = await parser.parse(file('long.csv', long), CSV);
+    expect(big.metadata.row_count).toBe(40_001);
+    expect(big.rows!.every((r) => r.length === 2 && !r[1]!.includes('\r'))).toBe(true);
+  });
+
   test('CSV: semicolons, a BOM and Latin-1 from the charset parameter', async () => {
     const semi = await parser.parse(file('semi.csv', '\ufeffa;b\n1;2\n'), 'text/csv');
     expect(semi.header).toEqual(['a', 'b']);
