@@ -75,6 +75,24 @@ describe.each<StoreKind>(['fs', 's3'])('blobs on the %s store', (store) => {
     expect(await listed()).toBe(before);
   });
 
+  test('a file name of 255 characters is kept; a longer one (even one too long for the part header) is 422 and nothing is kept', async () => {
+    const listed = async () => (await w.request('GET', '/v1/blobs?per_page=100', { token: a.token })).body.total;
+    const name = `${'é'.repeat(251)}.csv`; // 255 characters, more bytes
+    const ok = multipart('file', name, 'text/csv', Buffer.from('n,m\n255,1\n'));
+    const kept = await w.request('PUT', '/v1/blobs', { token: a.token, body: ok.body, headers: { 'content-type': ok.contentType } });
+    expect(kept.status).toBe(201);
+    expect((await w.request('GET', `/v1/blobs/${kept.body.blob_id}/meta`, { token: a.token })).body.filename).toBe(name);
+    const before = await listed();
+    for (const long of [`${'a'.repeat(252)}.csv`, `${'b'.repeat(200_000)}.pdf`]) {
+      const m = multipart('file', long, 'application/pdf', Buffer.from(`%PDF-1.4 ${long.length}`));
+      const r = await w.request('PUT', '/v1/blobs', { token: a.token, body: m.body, headers: { 'content-type': m.contentType } });
+      expect(r.status, `${long.length} characters`).toBe(422);
+      expect(r.body).toMatchObject({ error_code: 'VALIDATION_FAILED', field: 'body.file' });
+      expect(r.body.message).toMatch(/longer than 255 characters/);
+    }
+    expect(await listed()).toBe(before);
+  });
+
   test('a multipart body that ends inside the file part is 400 BLOB_MULTIPART_INVALID over real HTTP, and nothing is kept', async () => {
     const listed = async () => (await w.request('GET', '/v1/blobs?per_page=100', { token: a.token })).body.total;
     const before = await listed();

@@ -16,6 +16,9 @@ import { BlobIdCodes, BlobParams, DownloadQuery, ListQuery, signedUrlQuery } fro
 import type { BlobService, Download } from './service';
 import type { UrlSigner } from './signed-url';
 
+/** The longest multipart file name kept (characters). */
+const MAX_FILENAME_CHARS = 255;
+
 export interface BlobRouteDeps {
   blobs: BlobService;
   signer: UrlSigner;
@@ -72,7 +75,12 @@ const uploadRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => async (
         part?.file.resume();
         throw new ApiError(422, 'BLOB_FILE_REQUIRED', 'The multipart body must carry the blob in a file field named `file`', { field: 'body.file' });
       }
-      const badName = part.filename ? unstorableText(part.filename) : undefined;
+      // A name is kept to show and to send back in Content-Disposition: 255 characters, as file systems
+      // allow. (A part header over busboy's 80 KiB is cut short, its Content-Type lost: such a name is
+      // refused here too, before the bytes could be stored under the wrong type.)
+      const badName = part.filename
+        ? unstorableText(part.filename) ?? ([...part.filename].length > MAX_FILENAME_CHARS ? `longer than ${MAX_FILENAME_CHARS} characters` : undefined)
+        : undefined;
       if (badName) {
         part.file.resume();
         throw new ApiError(422, 'VALIDATION_FAILED', `The file name cannot be stored: ${badName}`, { field: 'body.file' });
