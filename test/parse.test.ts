@@ -102,6 +102,26 @@ describe('synchronous parse of real documents', () => {
     expect(await stored()).toBe(0);
   });
 
+  test('the same bytes uploaded again after a delete are a new blob: the old parses are not theirs', async () => {
+    const b = await w.agent('deploy');
+    const bytes = csvText([['animal'], ['giraffe'], ['okapi']]);
+    const id = (await w.upload(b.token, bytes, 'text/csv')).body.blob_id;
+    const old = await parse(b.token, id);
+    expect(old.body.status).toBe('complete');
+    expect((await w.request('DELETE', `/v1/blobs/${id}`, { token: b.token })).status).toBe(204);
+    w.clock.advanceSeconds(1);
+    const again = await w.upload(b.token, bytes, 'text/csv');
+    expect([again.status, again.body.blob_id]).toEqual([201, id]);
+    expect((await w.request('GET', `/v1/blobs/${id}/meta`, { token: b.token })).body.parse).toBeNull();
+    for (const path of [`/v1/blobs/${id}/parse/${old.body.parse_id}`, `/v1/blobs/${id}/parse/${old.body.parse_id}/deliveries`]) {
+      const r = await w.request('GET', path, { token: b.token });
+      expect([r.status, r.body.error_code], path).toEqual([404, 'BLOB_NOT_FOUND']);
+    }
+    // A parse of the new upload is its own.
+    const fresh = await parse(b.token, id);
+    expect((await w.request('GET', `/v1/blobs/${id}/meta`, { token: b.token })).body.parse).toMatchObject({ parse_id: fresh.body.parse_id, status: 'complete' });
+  });
+
   test('a queued parse whose blob is deleted while it runs fails (blob_deleted): no result, no chunks, no callback', async () => {
     const b = await w.agent('deploy');
     const store = createParseStore(w.built.database.db);

@@ -3,7 +3,7 @@ import type { TierDefinition } from '../../lib/tiers';
 
 /** The blobs module, as parse needs it: the agent's active blob (404 BLOB_NOT_FOUND otherwise) and its bytes as a local file. */
 export interface BlobsPort {
-  find(agentId: string, blobId: string): Promise<{ blob_id: string; sha256: string; size_bytes: number; content_type: string; filename: string | null }>;
+  find(agentId: string, blobId: string): Promise<{ blob_id: string; sha256: string; size_bytes: number; content_type: string; filename: string | null; created_at: number }>;
   withLocalFile<T>(sha256: string, fn: (path: string) => Promise<T>): Promise<T>;
 }
 

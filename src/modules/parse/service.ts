@@ -106,9 +106,10 @@ export function createParseService(deps: ParseServiceDeps) {
   }
 
   async function ownParse(caller: Caller, blobId: string, parseId: string): Promise<ParseRow> {
-    await deps.blobs.find(caller.agentId, blobId); // a deleted blob takes its parses with it
+    const blob = await deps.blobs.find(caller.agentId, blobId); // a deleted blob takes its parses with it
     const row = await store.get(caller.agentId, blobId, parseId);
-    if (!row) throw notFound(blobId);
+    // ...for good: the same bytes uploaded again are the same blob_id, a new blob without the old parses.
+    if (!row || Number(row.created_at) < Number(blob.created_at)) throw notFound(blobId);
     return row;
   }
 

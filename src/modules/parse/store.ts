@@ -57,12 +57,17 @@ export function createParseStore(db: Kysely<Database>) {
       await db.updateTable('parse_jobs').set(set).where('parse_id', '=', parseId).execute();
     },
 
-    /** Latest parse per blob (for blob list/meta). */
+    /**
+     * Latest parse per blob (for blob list/meta), of the blob's current upload: the same bytes
+     * deleted and uploaded again are the same blob_id, and the parses from before are not theirs.
+     */
     async latest(agentId: string, blobIds: string[]): Promise<ParseRow[]> {
       if (blobIds.length === 0) return [];
-      const rows = await db.selectFrom('parse_jobs')
-        .select(['parse_id', 'blob_id', 'status', 'created_at', 'completed_at'])
-        .where('agent_id', '=', agentId).where('blob_id', 'in', blobIds).orderBy('created_at', 'desc').orderBy('parse_id', 'desc').execute();
+      const rows = await db.selectFrom('parse_jobs as p')
+        .innerJoin('blobs as b', (j) => j.onRef('b.agent_id', '=', 'p.agent_id').onRef('b.blob_id', '=', 'p.blob_id'))
+        .select(['p.parse_id', 'p.blob_id', 'p.status', 'p.created_at', 'p.completed_at'])
+        .where('p.agent_id', '=', agentId).where('p.blob_id', 'in', blobIds).whereRef('p.created_at', '>=', 'b.created_at')
+        .orderBy('p.created_at', 'desc').orderBy('p.parse_id', 'desc').execute();
       const seen = new Set<string>();
       return rows.filter((r) => (seen.has(r.blob_id) ? false : (seen.add(r.blob_id), true))) as ParseRow[];
     },
