@@ -11,7 +11,8 @@
  *   the current model.
  *
  * One batch at a time per process (a promise chain), so an old text never overwrites a newer one
- * here; across instances, `item_version` in vector_items keeps the newest.
+ * here; across instances, `item_version` in vector_items keeps the newest. Batches of different
+ * owners' drains and of the background loop take turns on the chain.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -112,19 +113,24 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
       await o.index.remove(collection, ownerId, itemIds, q);
     },
 
-    /** Embeds this owner's pending items now (newest first, at most drainMax). */
-    drain(collection: string, ownerId: string): Promise<number> {
-      return serial(async () => {
-        let done = 0;
-        while (done < drainMax) {
+    /**
+     * Embeds this owner's pending items now (newest first, at most drainMax). Each batch takes its own
+     * turn on the chain, so another owner's search (or the background loop) waits for one batch of
+     * this one, not for all of it: a first search after a large parse no longer holds up every agent.
+     */
+    async drain(collection: string, ownerId: string): Promise<number> {
+      let done = 0;
+      while (done < drainMax) {
+        const n = await serial(async () => {
           const rows = await o.db.selectFrom('vector_outbox').select(['collection', 'owner_id', 'item_id', 'ticket'])
             .where('collection', '=', collection).where('owner_id', '=', ownerId)
             .orderBy('enqueued_at', 'desc').limit(Math.min(o.batchSize, drainMax - done)).execute();
-          if (rows.length === 0) break;
-          done += await processGrouped(rows);
-        }
-        return done;
-      });
+          return rows.length === 0 ? 0 : processGrouped(rows);
+        });
+        if (n === 0) break;
+        done += n;
+      }
+      return done;
     },
 
     /** Queues items whose vector is missing or from another model, `list` giving them in chunks. */

@@ -1,0 +1,51 @@
+import { afterAll, expect, test } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../test/helpers/engines';
+import { ManualClock } from '../../lib/clock';
+import { openDatabase, type DatabaseHandle } from '../db/database';
+import { migrateToLatest } from '../db/migrate';
+import { normaliseInPlace, type Embedder } from '../embeddings';
+import { createVectorIndex, createVectorIndexer } from '.';
+
+let tdb: TestDatabase;
+let h: DatabaseHandle;
+afterAll(async () => {
+  await h?.close();
+  await tdb?.close();
+});
+
+/** An embedder that takes `ms` per call and records whose texts it embedded, in order. */
+function slowEmbedder(ms: number, calls: string[]): Embedder {
+  return {
+    modelId: 'slow-test', dimensions: 4,
+    async embed(texts) {
+      calls.push(texts[0].split(':')[0]);
+      await new Promise((r) => setTimeout(r, ms));
+      return texts.map(() => normaliseInPlace(Float32Array.from([1, 0.5, 0.25, 0.125])));
+    },
+    async close() {},
+  };
+}
+
+test('a search\'s drain takes turns with other owners\' drains batch by batch: one owner\'s backlog does not hold up another\'s search', async () => {
+  tdb = await createTestDatabase();
+  h = openDatabase({ databaseUrl: tdb.env.DATABASE_URL, dataDir: tdb.dataDir, poolMax: 1 });
+  await migrateToLatest(h.db);
+  const clock = new ManualClock();
+  const calls: string[] = [];
+  const indexer = createVectorIndexer({
+    db: h.db, index: await createVectorIndex(h, clock, { mode: 'exact' }), embedder: slowEmbedder(20, calls), clock, batchSize: 2, intervalMs: 60_000,
+    sources: { c: async (owner, ids) => new Map(ids.map((id) => [id, { text: `${owner}:${id}`, version: 1 }])) },
+  });
+  await indexer.enqueue(h.db, 'c', 'big', Array.from({ length: 40 }, (_, i) => `i${i}`)); // 20 batches
+  await indexer.enqueue(h.db, 'c', 'small', ['only']);
+  const big = indexer.drain('c', 'big');
+  await new Promise((r) => setTimeout(r, 30)); // the big drain is under way
+  const started = Date.now();
+  expect(await indexer.drain('c', 'small')).toBe(1);
+  const waited = Date.now() - started;
+  expect(await big).toBe(40);
+  // The small owner's batch ran after at most a couple of the big owner's, not after all twenty.
+  expect(calls.indexOf('small')).toBeLessThan(4);
+  expect(waited).toBeLessThan(20 * 20);
+  expect(calls.filter((c) => c === 'big')).toHaveLength(20);
+});
