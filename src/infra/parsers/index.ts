@@ -26,6 +26,8 @@ export type * from './types';
 export interface ParseInput {
   /** A file on local disk (a local blob, or an S3 object streamed to a temp file first). */
   path: string;
+  /** Whose parse this is: the pool takes turns between owners (an agent id), FIFO within one. */
+  owner?: string;
 }
 
 /** The narrow interface the parse module depends on. */
@@ -69,8 +71,8 @@ export function createDocumentParser(options: DocumentParserOptions = {}): Docum
     return { path: input.path, kind, contentType, sizeBytes: size, limits: effective };
   };
   return {
-    parse: async (input, contentType, limits = {}) => pool.run(await job(input, contentType, limits)),
-    parseToJson: async (input, contentType, limits = {}) => pool.runSerialized(await job(input, contentType, limits)),
+    parse: async (input, contentType, limits = {}) => pool.run(await job(input, contentType, limits), input.owner),
+    parseToJson: async (input, contentType, limits = {}) => pool.runSerialized(await job(input, contentType, limits), input.owner),
     close: () => pool.close(),
   };
 }

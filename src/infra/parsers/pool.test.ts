@@ -65,3 +65,24 @@ test('a parser process gets none of the server environment beyond what Node need
     delete process.env.SVC_TEST_SECRET_FOR_PARSER;
   }
 });
+
+test('owners take turns: an agent\'s parse waits for one runner to finish, not for the backlog another agent queued first', async () => {
+  const { createDocumentParser } = await import('./index');
+  const parser = createDocumentParser({ concurrency: 1, isolation: 'thread' });
+  try {
+    const file = (name: string) => {
+      const path = join(dir, `${name}.csv`);
+      writeFileSync(path, `k,v\n${Array.from({ length: 2000 }, (_, i) => `${name}${i},${i}`).join('\n')}\n`);
+      return path;
+    };
+    const done: string[] = [];
+    const parse = (owner: string, name: string) => parser.parse({ path: file(name), owner }, 'text/csv').then(() => done.push(name));
+    const backlog = ['a1', 'a2', 'a3', 'a4'].map((n) => parse('agent-a', n));
+    await new Promise((r) => setTimeout(r, 100)); // a1 runs, a2-a4 wait
+    const other = parse('agent-b', 'b1');
+    await Promise.all([...backlog, other]);
+    expect(done).toEqual(['a1', 'b1', 'a2', 'a3', 'a4']);
+  } finally {
+    await parser.close();
+  }
+}, 30_000);

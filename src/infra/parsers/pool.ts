@@ -16,7 +16,7 @@ import type { ParseResult, SerializedParse } from './types';
 export interface PoolOptions {
   /** 'process' (default; survives any parser failure) or 'thread' (cheaper; trusted input only). */
   isolation?: Isolation;
-  /** Parses running at once (default 2); more wait in a queue. */
+  /** Parses running at once (default 2); more wait in a queue, served by owner in turn (see pump). */
   concurrency?: number;
   /** An idle runner is ended after this long (default 30 s). */
   idleMs?: number;
@@ -24,7 +24,7 @@ export interface PoolOptions {
   maxJobsPerWorker?: number;
 }
 
-interface Pending { job: ParseJob; output: 'object' | 'json'; resolve(r: ParseResult | SerializedParse): void; reject(e: Error): void }
+interface Pending { job: ParseJob; output: 'object' | 'json'; owner: string; resolve(r: ParseResult | SerializedParse): void; reject(e: Error): void }
 
 interface Slot {
   runner: Runner;
@@ -43,6 +43,9 @@ export function residentLimitMb(heapMb: number): number {
 export class ParsePool {
   private readonly slots = new Set<Slot>();
   private readonly queue: Pending[] = [];
+  /** When each owner with queued or running parses was last given a runner (a dispatch count). */
+  private readonly lastServed = new Map<string, number>();
+  private dispatched = 0;
   private nextId = 1;
   private closed = false;
   private readonly isolation: Isolation;
@@ -57,19 +60,20 @@ export class ParsePool {
     this.maxJobsPerWorker = Math.max(1, options.maxJobsPerWorker ?? 100);
   }
 
-  run(job: ParseJob): Promise<ParseResult> {
-    return this.enqueue(job, 'object') as Promise<ParseResult>;
+  /** `owner` (an agent id): the queue takes turns between owners, so one cannot keep another waiting behind its backlog. */
+  run(job: ParseJob, owner = ''): Promise<ParseResult> {
+    return this.enqueue(job, 'object', owner) as Promise<ParseResult>;
   }
 
   /** Like run, but the result comes back as JSON text serialized in the runner (see job.ts). */
-  runSerialized(job: ParseJob): Promise<SerializedParse> {
-    return this.enqueue(job, 'json') as Promise<SerializedParse>;
+  runSerialized(job: ParseJob, owner = ''): Promise<SerializedParse> {
+    return this.enqueue(job, 'json', owner) as Promise<SerializedParse>;
   }
 
-  private enqueue(job: ParseJob, output: Pending['output']): Promise<ParseResult | SerializedParse> {
+  private enqueue(job: ParseJob, output: Pending['output'], owner: string): Promise<ParseResult | SerializedParse> {
     if (this.closed) return Promise.reject(new ParseFailure('internal', 'document parser is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ job, output, resolve, reject });
+      this.queue.push({ job, output, owner, resolve, reject });
       this.pump();
     });
   }
@@ -86,9 +90,29 @@ export class ParsePool {
     return this.slots.size;
   }
 
+  /**
+   * The queued job to start next: of the owners waiting, the one with the fewest parses running now,
+   * then the one served least recently; its oldest job. Owners take turns, so another agent's parse
+   * waits for one runner to finish, never for a backlog one agent queued before it.
+   */
+  private nextIndex(): number {
+    if (this.queue.length <= 1) return 0;
+    const running = new Map<string, number>();
+    for (const s of this.slots) if (s.current) running.set(s.current.pending.owner, (running.get(s.current.pending.owner) ?? 0) + 1);
+    let best = 0;
+    let key = [Infinity, Infinity];
+    for (let i = 0; i < this.queue.length; i++) {
+      const owner = this.queue[i]!.owner;
+      const k = [running.get(owner) ?? 0, this.lastServed.get(owner) ?? -1];
+      if (k[0]! < key[0]! || (k[0] === key[0] && k[1]! < key[1]!)) [best, key] = [i, k];
+    }
+    return best;
+  }
+
   private pump(): void {
     while (this.queue.length > 0) {
-      const next = this.queue[0]!;
+      const index = this.nextIndex();
+      const next = this.queue[index]!;
       const memoryMb = next.job.limits.maxMemoryMb;
       let slot = [...this.slots].find((s) => !s.current && s.memoryMb === memoryMb);
       if (!slot) {
@@ -100,8 +124,14 @@ export class ParsePool {
         }
         slot = this.spawn(memoryMb);
       }
-      this.queue.shift();
+      this.queue.splice(index, 1);
+      this.lastServed.set(next.owner, this.dispatched++);
       this.dispatch(slot, next);
+    }
+    if (this.queue.length === 0) {
+      // Forget owners with nothing running: the map stays as small as the work in hand.
+      const busy = new Set([...this.slots].map((s) => s.current?.pending.owner));
+      for (const owner of this.lastServed.keys()) if (!busy.has(owner)) this.lastServed.delete(owner);
     }
   }
 

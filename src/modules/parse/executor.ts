@@ -17,9 +17,10 @@ export type ParseOutcome = { ok: true; json: string; chunks: Chunk[] } | { ok: f
 export async function parseBlob(
   deps: { blobs: BlobsPort; parser: DocumentParser },
   blob: { sha256: string; content_type: string },
+  owner: string,
 ): Promise<ParseOutcome> {
   try {
-    const { json, chunks } = await deps.blobs.withLocalFile(blob.sha256, (path) => deps.parser.parseToJson({ path }, blob.content_type));
+    const { json, chunks } = await deps.blobs.withLocalFile(blob.sha256, (path) => deps.parser.parseToJson({ path, owner }, blob.content_type));
     return { ok: true, json, chunks };
   } catch (e) {
     if (isParseFailure(e)) return { ok: false, failure: { code: e.code, reason: e.reason, message: e.message } };

@@ -45,7 +45,7 @@ export function parseJobHandler(deps: JobDeps): JobHandler<Payload> {
         throw e;
       }
       await store.markRunning(row.parse_id, clock.now());
-      const outcome = await parseBlob(deps, row);
+      const outcome = await parseBlob(deps, row, row.agent_id);
       if (!outcome.ok) {
         if (outcome.failure.reason === 'internal') throw new Error(outcome.failure.message);
         await store.fail(row.parse_id, outcome.failure, clock.now());

@@ -165,7 +165,7 @@ export function createParseService(deps: ParseServiceDeps) {
       }
       let outcome;
       try {
-        outcome = await parseBlob(deps, blob);
+        outcome = await parseBlob(deps, blob, caller.agentId);
       } catch (e) {
         await charge?.refund();
         throw e;
