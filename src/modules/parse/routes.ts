@@ -41,7 +41,11 @@ export const parseRoutes = (deps: ParseRouteDeps): FastifyPluginAsyncTypebox => 
   app.get('/v1/blobs/:blob_id/parse/:parse_id', {
     schema: { params: ParseParams, summary: 'Status of a parse; the structured result when complete, the error message when failed', tags: ['parse'] },
     config: { auth: 'key', validationCodes: ParamCodes },
-  }, async (request) => parse.status(caller(request), request.params.blob_id, request.params.parse_id));
+  }, async (request, reply) => {
+    // JSON text with the stored result spliced in (see parseViewJson).
+    reply.type('application/json; charset=utf-8');
+    return parse.status(caller(request), request.params.blob_id, request.params.parse_id);
+  });
 
   app.get('/v1/blobs/:blob_id/parse/:parse_id/deliveries', {
     schema: { params: ParseParams, summary: 'Callback delivery attempts of a parse, newest first', tags: ['parse'] },

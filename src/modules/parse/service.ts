@@ -20,7 +20,7 @@ import { storeChunks, type ChunkIndexer } from './chunks';
 import { parseBlob } from './executor';
 import type { BlobsPort, Caller, ParseMeter, TierResolver } from './ports';
 import type { ParseRow, ParseStore } from './store';
-import { deliveryView, parseView } from './views';
+import { deliveryView, parseView, parseViewJson } from './views';
 
 export interface ParseSettings {
   syncMaxBytes: number;
@@ -159,7 +159,7 @@ export function createParseService(deps: ParseServiceDeps) {
           throw e;
         }
         deps.queue.kick();
-        const out: Record<string, unknown> = { ...parseView(row, { withResult: false }), status_url: `${deps.baseUrl}/v1/blobs/${blobId}/parse/${row.parse_id}` };
+        const out: Record<string, unknown> = { ...parseView(row), status_url: `${deps.baseUrl}/v1/blobs/${blobId}/parse/${row.parse_id}` };
         if (callbackUrl) out.callback_signing_secret = await store.callbackSecret(caller.agentId, now);
         return { code: 202, body: out, svcUsage };
       }
@@ -176,22 +176,19 @@ export function createParseService(deps: ParseServiceDeps) {
         const { json } = outcome; // serialized by the parser process, stored and answered as is
         Object.assign(row, { status: 'complete', result: json });
         await recordComplete(row, json, outcome, done);
-        // The result is already serialized: splice it in rather than parse and serialize it again.
-        const head = JSON.stringify(parseView(row, { withResult: false }));
-        return { code: 200, body: `${head.slice(0, -1)},"result":${json}}`, svcUsage };
+        // The result is already serialized: spliced in rather than parsed and serialized again.
+        return { code: 200, body: parseViewJson(row), svcUsage };
       }
       // The parser itself broke (not the file): the agent is not charged for it.
       if (outcome.failure.reason === 'internal') await charge?.refund();
       Object.assign(row, { status: 'failed', error_code: outcome.failure.code, error_reason: outcome.failure.reason, error_message: outcome.failure.message });
       await store.insert(row);
-      return { code: 200, body: parseView(row, { withResult: false }), svcUsage: outcome.failure.reason === 'internal' ? null : svcUsage };
+      return { code: 200, body: parseView(row), svcUsage: outcome.failure.reason === 'internal' ? null : svcUsage };
     },
 
     async status(caller: Caller, blobId: string, parseId: string) {
       const row = await ownParse(caller, blobId, parseId);
-      const out = parseView(row, { withResult: true });
-      if (row.callback_url) out.callback_signing_secret = await store.callbackSecret(caller.agentId, clock.now());
-      return out;
+      return parseViewJson(row, row.callback_url ? { callback_signing_secret: await store.callbackSecret(caller.agentId, clock.now()) } : {});
     },
 
     async deliveries(caller: Caller, blobId: string, parseId: string) {

@@ -11,7 +11,8 @@ import type { DeliveryRow, ParseRow } from './store';
 
 const time = (v: number | null) => (v === null ? null : iso(Number(v)));
 
-export function parseView(row: ParseRow, opts: { withResult: boolean; result?: unknown }) {
+/** The record without its result (a queued, running or failed parse is all of it). */
+export function parseView(row: ParseRow) {
   const out: Record<string, unknown> = {
     status: row.status,
     parse_id: row.parse_id,
@@ -23,15 +24,21 @@ export function parseView(row: ParseRow, opts: { withResult: boolean; result?: u
     completed_at: time(row.completed_at),
     callback_url: row.callback_url,
   };
-  if (row.status === 'complete' && opts.withResult) {
-    out.result = opts.result ?? (row.result === null ? null : JSON.parse(row.result));
-    if (row.result === null) out.result_expired = true;
-  }
   if (row.status === 'failed') {
     out.error = row.error_message;
     out.failure_reason = row.error_reason;
   }
   return out;
+}
+
+/**
+ * The whole record as JSON text, the stored result spliced in as it is: a result can be megabytes,
+ * and parsing it only to serialise it again blocked the event loop for every poll.
+ */
+export function parseViewJson(row: ParseRow, extra: Record<string, unknown> = {}): string {
+  const head = JSON.stringify({ ...parseView(row), ...extra });
+  if (row.status !== 'complete') return head;
+  return `${head.slice(0, -1)},${row.result === null ? '"result":null,"result_expired":true' : `"result":${row.result}`}}`;
 }
 
 export function deliveryView(d: DeliveryRow) {
