@@ -106,6 +106,7 @@ describe('read', () => {
     expect(r.body.results[0].similarity).toBeGreaterThan(r.body.results[1].similarity);
     expect((await request('GET', '/v1/commons/search?q=%20', reader.token)).body.error_code).toBe('COMMONS_QUERY_REQUIRED');
     expect((await request('GET', '/v1/commons/search', reader.token)).body.error_code).toBe('COMMONS_QUERY_REQUIRED');
+    expect((await request('GET', `/v1/commons/search?q=${'x'.repeat(501)}`, reader.token)).body.error_code).toBe('VALIDATION_FAILED');
   }, 60_000);
 
   test('stats for _svc.usage: commons size and the agent\'s contributions', async () => {

@@ -12,7 +12,7 @@ export const webhookRoutes = (deps: { billing: BillingService }): FastifyPluginA
 
   app.post('/v1/billing/payment-processor/webhook', {
     schema: { summary: 'Payment processor events (signed with the Stripe-Signature header)' },
-    config: { auth: 'none' },
+    config: { auth: 'none', errors: { 400: ['WEBHOOK_SIGNATURE_INVALID'], 503: ['BILLING_NOT_CONFIGURED'] } },
   }, async (request) => {
     const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const sig = request.headers['stripe-signature'];

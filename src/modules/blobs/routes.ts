@@ -137,7 +137,7 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
       params: BlobParams, querystring: DownloadQuery, tags: ['blobs'],
       summary: 'Download through a signed URL (agent_id, expires, signature from .../signed-url), or with the key',
     },
-    config: { auth: 'optional', validationCodes: BlobIdCodes },
+    config: { auth: 'optional', errors: { 403: ['SIGNED_URL_INVALID', 'SIGNED_URL_EXPIRED'], 404: ['BLOB_NOT_FOUND'] }, validationCodes: BlobIdCodes },
   }, async (request, reply) => {
     const { agent_id, expires, signature } = request.query;
     const { blob_id } = request.params;

@@ -27,6 +27,5 @@ export const SearchQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 20, default: 5 })),
   threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.7 })),
 });
-export const SearchValidationCodes = {
-  'querystring.q': { status: 422, code: 'COMMONS_QUERY_REQUIRED', message: 'q is required: 1 to 500 characters, not only whitespace' },
-};
+/** A missing or blank q is COMMONS_QUERY_REQUIRED (the service); one over 500 characters, VALIDATION_FAILED. */
+export const SearchValidationCodes = {};

@@ -26,7 +26,7 @@ export const feedbackRoutes = (deps: { feedback: FeedbackService; envelope: Enve
 
   app.post('/v1/feedback', {
     schema: { body: FeedbackBody, summary: 'Give feedback on an earlier result (append-only; monthly cap per tier)', tags: ['feedback'] },
-    config: { auth: 'key', success: [201], errors: { 429: ['FEEDBACK_LIMIT'] }, validationCodes: FeedbackValidationCodes },
+    config: { auth: 'key', success: [201], errors: { 422: ['INVALID_REF_TYPE', 'INVALID_SIGNAL', 'NOTE_TOO_LONG', 'INVALID_REF_ID'], 429: ['FEEDBACK_LIMIT'] }, validationCodes: FeedbackValidationCodes },
     preValidation: async (request) => requireStrings(request.body),
   }, async (request, reply) => {
     const a = agentOf(request);

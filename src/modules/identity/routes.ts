@@ -67,11 +67,11 @@ export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypeb
 
   app.post('/v1/me/passport/revoke', {
     schema: { summary: 'Revoke your passport (root key): challenges and session tokens stop working' },
-    config: { auth: 'root' },
+    config: { auth: 'root', errors: { 409: ['PASSPORT_REVOKED'] } },
   }, async (request) => identity.revokePassport(agentOf(request)));
 
   app.get('/admin/agents/:agent_id', {
     schema: { params: AgentIdParams, summary: 'Operator view of an agent (admin)' },
-    config: { auth: 'admin' },
+    config: { auth: 'admin', errors: { 404: ['AGENT_NOT_FOUND'] } },
   }, async (request) => identity.adminView(request.params.agent_id));
 };

@@ -20,7 +20,7 @@ export const internalQueueRoutes = (deps: { queue: JobQueue; secret?: string; cl
 
   app.post('/internal/queue/parse', {
     schema: { summary: 'Queue push target: runs one parse job (HMAC-signed message; idempotent)', tags: ['internal'] },
-    config: { auth: 'none' },
+    config: { auth: 'none', errors: { 401: ['QUEUE_SIGNATURE_INVALID'], 404: ['PARSE_JOB_NOT_FOUND'], 503: ['QUEUE_NOT_CONFIGURED'] } },
   }, async (request) => {
     if (!deps.secret) throw new ApiError(503, 'QUEUE_NOT_CONFIGURED', 'SVC_QUEUE_SECRET is not set: this host accepts no pushed queue messages');
     const raw = typeof request.body === 'string' ? request.body : '';

@@ -28,5 +28,6 @@ export const SearchQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 20, default: BLOB_SEARCH_DEFAULTS.limit, description: `1 to 20, default ${BLOB_SEARCH_DEFAULTS.limit}` })),
   threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: BLOB_SEARCH_DEFAULTS.threshold, description: `Minimum similarity 0 to 1, default ${BLOB_SEARCH_DEFAULTS.threshold}` })),
 });
-export const SearchCodes = { 'querystring.q': { status: 422, code: 'BLOB_QUERY_REQUIRED', message: 'q is required: 1 to 500 characters' } };
+/** A missing or blank q is BLOB_QUERY_REQUIRED (the service); one over 500 characters, VALIDATION_FAILED. */
+export const SearchCodes = {};
 
