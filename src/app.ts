@@ -160,7 +160,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   await app.register(discoveryRoutes({ config, table: routeTable, identity }));
   await app.register(toolRoutes(toolCatalog));
   await app.register(openApiRoutes());
-  await app.register(mcpRoutes({ root: app, catalog: toolCatalog }));
+  await app.register(mcpRoutes({ root: app, catalog: toolCatalog, allowedOrigins: [config.core.baseUrl, ...config.discovery.mcpAllowedOrigins] }));
 
   app.addHook('onClose', async () => {
     await memory.close();

@@ -218,3 +218,41 @@ describe('MCP over Streamable HTTP', () => {
     }
   });
 });
+
+describe('Origin (the MCP transport\'s DNS-rebinding rule)', () => {
+  const listTools = (origin?: string, token = agent.apiKey) => fetch(`${t.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream',
+      ...(origin ? { origin } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+
+  test('a browser origin other than svc\'s own or an allowed one is refused 403 ORIGIN_NOT_ALLOWED; no Origin (agents) passes', async () => {
+    expect((await listTools()).status).toBe(200);
+    expect((await listTools(t.config.core.baseUrl)).status).toBe(200);
+    for (const origin of ['https://evil.example', 'null', 'http://localhost:1']) {
+      const res = await listTools(origin);
+      expect(res.status, origin).toBe(403);
+      expect((await res.json()).error_code).toBe('ORIGIN_NOT_ALLOWED');
+    }
+  });
+
+  test('SVC_MCP_ALLOWED_ORIGINS lets a listed browser origin in', async () => {
+    const other = await startTestApp({ listen: true, env: { SVC_MCP_ALLOWED_ORIGINS: 'http://127.0.0.1:6274, https://inspector.example' } });
+    try {
+      const a = await other.registerAgent();
+      const call = (origin: string) => fetch(`${other.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', origin },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      expect((await call('https://inspector.example')).status).toBe(200);
+      expect((await call('http://127.0.0.1:6274')).status).toBe(200);
+      expect((await call('https://evil.example')).status).toBe(403);
+    } finally {
+      await other.close();
+    }
+  });
+});

@@ -1,4 +1,6 @@
-import { group } from './define';
+import { group, list } from './define';
 
 export const discoverySettings = group('Discovery and MCP', {
+  mcpAllowedOrigins: list('SVC_MCP_ALLOWED_ORIGINS', [],
+    'Comma-separated browser origins (scheme://host[:port]) allowed to call /mcp besides svc\'s own (SVC_BASE_URL). A request with any other Origin header is refused 403 ORIGIN_NOT_ALLOWED (the MCP transport\'s DNS-rebinding rule); requests without one (agents, servers) are not affected.'),
 });

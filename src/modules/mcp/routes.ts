@@ -5,17 +5,46 @@
  * runs; tool calls then reuse that same Authorization header. GET and DELETE /mcp (server-sent
  * stream, session end) have no meaning without sessions and answer 405.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { ToolCatalog } from '../discovery/tool-defs';
-import { handleError, isJsonParseError } from '../../http/errors';
+import { ApiError, handleError, isJsonParseError } from '../../http/errors';
 import { createMcpServer } from './server';
 
-export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog }): FastifyPluginAsyncTypebox => async (app) => {
+/**
+ * The MCP transport's rule against DNS rebinding: a browser page may reach /mcp only from an origin
+ * the operator allows (svc's own and SVC_MCP_ALLOWED_ORIGINS). Clients that are not browsers send no
+ * Origin header and are not affected.
+ */
+function originGuard(allowed: string[]) {
+  const origins = new Set(allowed.map((o) => {
+    try {
+      return new URL(o).origin;
+    } catch {
+      return o;
+    }
+  }));
+  return async (request: FastifyRequest) => {
+    const origin = request.headers.origin;
+    if (origin === undefined) return;
+    let normal: string;
+    try {
+      normal = new URL(origin).origin;
+    } catch {
+      normal = origin;
+    }
+    if (!origins.has(normal)) {
+      throw new ApiError(403, 'ORIGIN_NOT_ALLOWED', `Origin ${origin} may not call /mcp (allowed: svc's own origin and SVC_MCP_ALLOWED_ORIGINS)`);
+    }
+  };
+}
+
+export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog; allowedOrigins: string[] }): FastifyPluginAsyncTypebox => async (app) => {
+  app.addHook('onRequest', originGuard(deps.allowedOrigins));
   app.post('/mcp', {
     schema: { summary: 'Model Context Protocol endpoint (Streamable HTTP, JSON-RPC): the svc_* tools', tags: ['mcp'] },
-    config: { auth: 'key' },
+    config: { auth: 'key', errors: { 403: ['ORIGIN_NOT_ALLOWED'] } },
     // A body that is not JSON is a JSON-RPC parse error (-32700, id null), as the protocol answers
     // it; every other refusal (401 ...) keeps the API's format.
     errorHandler: (err, request, reply) => isJsonParseError(err)
