@@ -125,6 +125,7 @@ describe('POST /v1/register', () => {
     [{ agent_name: undefined }, 'INVALID_AGENT_NAME'],
     [{ owner_identifier: undefined }, 'INVALID_OWNER_IDENTIFIER'],
     [{ owner_identifier: '' }, 'INVALID_OWNER_IDENTIFIER'],
+    [{ owner_identifier: ' \t ' }, 'INVALID_OWNER_IDENTIFIER'],
     [{ agree_to_terms: false }, 'TERMS_NOT_ACCEPTED'],
     [{ agree_to_terms: undefined }, 'TERMS_NOT_ACCEPTED'],
     [{ referral_agent: 'not-a-uuid' }, 'INVALID_REFERRAL_AGENT'],
