@@ -110,7 +110,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const toolCatalog = createToolCatalog(routeTable, config.core.baseUrl);
 
   // ---- modules ----
-  await app.register(healthRoutes({ db: database.db, engine: database.engine }));
+  let limiterStatus: (() => 'in-process' | 'ok' | 'unavailable') | undefined;
+  await app.register(healthRoutes({ db: database.db, engine: database.engine, redis: () => limiterStatus?.() ?? 'in-process' }));
   await app.register(identityRoutes({ identity, envelope, baseUrl: config.core.baseUrl }));
   // Embedder + vector index + outbox indexer, shared by memory, commons and blob search.
   const vectors = await createVectorRuntime({ config, database, clock, log: (msg, err) => app.log.warn({ err }, msg) });
@@ -121,6 +122,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   });
   await app.register(billing.routes);
   const memory = createMemoryModule({ config, database, clock, vectors, envelope, meter: billing.memoryMeter, log: (msg, err) => app.log.error({ err }, msg) });
+  limiterStatus = () => memory.limiter.storeStatus();
   await app.register(memory.routes);
   const commons = createCommonsModule({ config, database, clock, limiter: memory.limiter, vectors });
   await app.register(commons.routes);

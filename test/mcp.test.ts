@@ -235,7 +235,7 @@ describe('Origin (the MCP transport\'s DNS-rebinding rule)', () => {
     for (const origin of ['https://evil.example', 'null', 'http://localhost:1']) {
       const res = await listTools(origin);
       expect(res.status, origin).toBe(403);
-      expect((await res.json()).error_code).toBe('ORIGIN_NOT_ALLOWED');
+      expect(((await res.json()) as { error_code: string }).error_code).toBe('ORIGIN_NOT_ALLOWED');
     }
   });
 

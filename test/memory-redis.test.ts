@@ -46,3 +46,19 @@ test.skipIf(pglite)('two instances share one agent\'s per-minute budget through 
   expect(refused.json().error_code).toBe('RATE_LIMIT_EXCEEDED');
   expect(refused.headers['retry-after']).toBe('55');
 });
+
+test.skipIf(pglite)('GET /health names Redis: ok when connected; unavailable (status still ok, svc serves) when it does not answer', async () => {
+  const health = await apps[0].app.inject({ method: 'GET', url: '/health' });
+  expect(health.json()).toMatchObject({ status: 'ok', redis: 'ok' });
+  const away = await buildApp({
+    clock, logger: false,
+    config: loadConfig({ LOG_LEVEL: 'silent', PORT: '0', ...tdb.env, SVC_EMBEDDINGS: 'none', REDIS_URL: 'redis://127.0.0.1:1' }),
+  });
+  try {
+    const res = await away.app.inject({ method: 'GET', url: '/health' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ status: 'ok', redis: 'unavailable' });
+  } finally {
+    await away.app.close();
+  }
+});

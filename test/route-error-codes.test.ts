@@ -23,6 +23,7 @@ describe('GET /health when the database does not answer', () => {
     h = await startBlobApp('fs');
     const ok = await h.request('GET', '/health');
     expect([ok.status, ok.body.status]).toEqual([200, 'ok']);
+    expect(ok.body).not.toHaveProperty('redis'); // no REDIS_URL: the counters are in-process
     // The very handle the app uses; app.close() closes it again (a no-op) on the way out.
     await h.built.database.close();
     const down = await h.request('GET', '/health');

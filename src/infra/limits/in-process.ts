@@ -32,6 +32,10 @@ export class InProcessRateLimiter implements RateLimiter {
     }
   }
 
+  storeStatus(): 'in-process' {
+    return 'in-process';
+  }
+
   async close(): Promise<void> {
     this.windows.clear();
   }

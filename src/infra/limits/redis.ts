@@ -33,6 +33,10 @@ export class RedisRateLimiter implements RateLimiter {
     return decide(count, limit, start, windowMs, now);
   }
 
+  storeStatus(): 'ok' | 'unavailable' {
+    return this.redis.status === 'ready' ? 'ok' : 'unavailable';
+  }
+
   /** Resolves once connected (or rejects after `timeoutMs`); hits before then fail fast. */
   async ready(timeoutMs = 2000): Promise<void> {
     if (this.redis.status === 'ready') return;

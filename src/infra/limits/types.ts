@@ -14,6 +14,8 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts one hit for `key` and says whether it is within `limit` per `windowMs`. */
   hit(key: string, limit: number, windowMs: number): Promise<RateDecision>;
+  /** Where the counters live and whether it answers now: 'in-process', or Redis 'ok' / 'unavailable' (no round trip). */
+  storeStatus(): 'in-process' | 'ok' | 'unavailable';
   close(): Promise<void>;
 }
 
