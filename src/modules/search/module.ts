@@ -3,6 +3,7 @@
  * metering through billing's Metering, the `usage` object from the usage module.
  */
 import type { Config } from '../../config';
+import { throttled } from '../../lib/throttled';
 import type { EnvelopeBuilder } from '../../http/envelope';
 import type { Clock } from '../../lib/clock';
 import { createWebSearch, searchSetupWarnings } from '../../infra/search-providers';
@@ -22,7 +23,9 @@ export interface SearchModuleDeps {
 
 export function createSearchModule(deps: SearchModuleDeps) {
   const { config, log } = deps;
-  const web = createWebSearch(config, { clock: deps.clock, onError: (e) => log.warn(`search cache: ${e instanceof Error ? e.message : String(e)}`) });
+  // Redis away: every search and every reconnect attempt fails the same way; one line a minute says so.
+  const cacheTrouble = throttled((msg) => log.warn(msg), () => deps.clock.now());
+  const web = createWebSearch(config, { clock: deps.clock, onError: (e) => cacheTrouble(`search cache: ${e instanceof Error ? e.message : String(e)}`) });
   for (const w of searchSetupWarnings(config.search)) log.warn(w);
   const service = createSearchService({
     web: web.search,
