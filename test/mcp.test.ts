@@ -137,7 +137,9 @@ describe('MCP over Streamable HTTP', () => {
     try {
       const { tools } = await client.listTools();
       const passport = tools.find((x) => x.name === 'svc_passport')!;
-      expect((passport.inputSchema.properties as any).action.enum).not.toContain('describe'); // POST /v1/agents/passport/description is not served
+      expect((passport.inputSchema.properties as any).action.enum).toContain('describe'); // POST /v1/agents/passport/description
+      const trust = tools.find((x) => x.name === 'svc_trust')!;
+      expect((trust.inputSchema.properties as any).action.enum).not.toContain('directory'); // GET /v1/agents is not served
       const memory = tools.find((x) => x.name === 'svc_memory')!;
       const limit = (memory.inputSchema.properties as any).limit;
       expect(limit.anyOf.map((v: any) => v.maximum).sort()).toEqual([20, 50]); // search 1-20, context 1-50

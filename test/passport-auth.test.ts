@@ -150,6 +150,7 @@ describe('challenge and session exchange', () => {
       () => Buffer.alloc(64).toString('base64'),
       () => 'not base64 at all',
       () => 'A'.repeat(257), // longer than any signature: invalid, not missing
+      () => 'A'.repeat(5000), // however long
     ]) {
       const c = await challenge(a.agentId);
       const res = await t.request('POST', '/v1/auth/passport/verify', { body: { agent_id: a.agentId, challenge_id: c.challenge_id, signature: sign(c.sign_payload) } });
@@ -172,9 +173,10 @@ describe('challenge and session exchange', () => {
     const miss = await t.request('POST', '/v1/auth/passport/verify', { body: { agent_id: a.agentId, challenge_id: c.challenge_id } });
     expect(miss.status).toBe(422);
     expect(miss.body.error_code).toBe('PASSPORT_SIGNATURE_REQUIRED');
-    const bad = await t.request('POST', '/v1/auth/passport/challenge', { body: { agent_id: 'nope' } });
-    expect(bad.status).toBe(422);
-    expect(bad.body.error_code).toBe('INVALID_AGENT_ID');
+    for (const agent_id of ['nope', `urn:uuid:${a.agentId}`, `{${a.agentId}}`]) {
+      const bad = await t.request('POST', '/v1/auth/passport/challenge', { body: { agent_id } });
+      expect([bad.status, bad.body.error_code], agent_id).toEqual([422, 'INVALID_AGENT_ID']);
+    }
     const unknown = await t.request('POST', '/v1/auth/passport/challenge', { body: { agent_id: '00000000-0000-4000-8000-000000000000' } });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error_code).toBe('AGENT_NOT_FOUND');
@@ -192,7 +194,9 @@ describe('challenge and session exchange', () => {
     expect(rev.body.revoked_at).toBe(new Date(t.clock.now()).toISOString());
     const twice = await t.request('POST', '/v1/me/passport/revoke', { token: c.apiKey });
     expect(twice.status).toBe(409);
-    expect((await t.request('GET', `/v1/agents/${c.agentId}/passport`)).body.passport.revoked_at).not.toBeNull();
+    const revoked = (await t.request('GET', `/v1/agents/${c.agentId}/passport`)).body.passport;
+    expect(revoked.revoked_at).not.toBeNull();
+    expect(revoked.capabilities.verified).toEqual([]); // a revoked passport vouches for nothing
     const ch = await t.request('POST', '/v1/auth/passport/challenge', { body: { agent_id: c.agentId } });
     expect(ch.status).toBe(403);
     expect(ch.body.error_code).toBe('PASSPORT_REVOKED');
@@ -220,6 +224,66 @@ describe('challenge and session exchange', () => {
     const v = await t.request('POST', '/v1/auth/passport/verify', { body: { agent_id: reg.body.agent_id, challenge_id: c.challenge_id, signature } });
     expect(v.status).toBe(200);
     expect((await t.request('GET', '/v1/me', { token: v.body.session_token })).body.agent_id).toBe(reg.body.agent_id);
+  });
+});
+
+describe('POST /v1/agents/passport/description (the directory opt-in)', () => {
+  const describeAs = (token: string | undefined, body: unknown) => t.request('POST', '/v1/agents/passport/description', { token, body: body as object });
+
+  test('sets bio, skills, listed and visibility; the public passport and the agent card follow', async () => {
+    const c = await t.registerAgent();
+    const card = async () => (await t.request('GET', `/v1/agents/${c.agentId}/agent-card`)).body;
+    expect((await card()).skills ?? []).not.toContainEqual(expect.objectContaining({ id: 'tide tables' }));
+    const res = await describeAs(c.apiKey, { bio: 'Reads tide tables for harbours.', skills: ['tide tables', 'c++'], listed: true, reputation_sub_signal_visibility: 'aggregate_only' });
+    expect(res.status).toBe(200);
+    expect(res.body.passport).toMatchObject({ bio: 'Reads tide tables for harbours.', skills: ['tide tables', 'c++'], listed: true, reputation_sub_signal_visibility: 'aggregate_only' });
+    expect(res.body.passport).not.toHaveProperty('reputation_sub_signals');
+    expect(res.body.agent_card_url).toBe(`${t.config.core.baseUrl}/v1/agents/${c.agentId}/agent-card`);
+    const full = await card();
+    expect(full.description).toBe('Reads tide tables for harbours.');
+    expect(full.skills.map((s: any) => s.id)).toEqual(['tide tables', 'c++']);
+    // Only what is sent changes; a null bio clears it and the card is minimal again.
+    const partial = await describeAs(c.apiKey, { bio: null });
+    expect(partial.body.passport).toMatchObject({ bio: null, skills: ['tide tables', 'c++'], listed: true });
+    expect((await card()).description).not.toBe('Reads tide tables for harbours.');
+    // A session token is a key too.
+    expect((await describeAs(await session(c), { listed: false })).body.passport.listed).toBe(false);
+  });
+
+  test('422 for each bad field; 401 without a key; 403 PASSPORT_REVOKED once revoked; nothing changes', async () => {
+    const c = await t.registerAgent();
+    for (const body of [
+      {}, { bio: 'é not ascii' }, { bio: 'x'.repeat(501) }, { skills: 'one' }, { skills: [''] }, { skills: ['a', 'a'] },
+      { skills: Array.from({ length: 33 }, (_, i) => `s${i}`) }, { skills: ['-leading'] }, { listed: 'true' },
+      { reputation_sub_signal_visibility: 'hidden' },
+    ]) {
+      const res = await describeAs(c.apiKey, body);
+      expect([res.status, res.body.error_code], JSON.stringify(body).slice(0, 60)).toEqual([422, 'VALIDATION_FAILED']);
+    }
+    expect((await describeAs(c.apiKey, { bio: 'x'.repeat(500) })).status).toBe(200);
+    expect((await describeAs(undefined, { listed: true })).body.error_code).toBe('INVALID_API_KEY');
+    expect((await describeAs('svc_wrong', { listed: true })).status).toBe(401);
+    await t.request('POST', '/v1/me/passport/revoke', { token: c.apiKey });
+    const after = await describeAs(c.apiKey, { listed: true });
+    expect([after.status, after.body.error_code]).toEqual([403, 'PASSPORT_REVOKED']);
+    expect((await t.request('GET', `/v1/agents/${c.agentId}/passport`)).body.passport.listed).toBe(false);
+  });
+
+  test('an agent changes only its own description', async () => {
+    const c = await t.registerAgent();
+    const d = await t.registerAgent();
+    await describeAs(c.apiKey, { bio: 'Mine.', listed: true });
+    expect((await t.request('GET', `/v1/agents/${d.agentId}/passport`)).body.passport).toMatchObject({ bio: null, listed: false });
+  });
+
+  test('the answers that carry a key or token are not cacheable', async () => {
+    const reg = await t.request('POST', '/v1/register', { body: { agent_name: 'no-store', owner_identifier: 'o-no-store', agree_to_terms: true } });
+    expect(reg.headers['cache-control']).toBe('no-store');
+    const c = await t.registerAgent();
+    const ch = await challenge(c.agentId);
+    const v = await t.request('POST', '/v1/auth/passport/verify', { body: { agent_id: c.agentId, challenge_id: ch.challenge_id, signature: signEd25519(c.privateKeyPem, Buffer.from(ch.sign_payload)) } });
+    expect(v.status).toBe(200);
+    expect(v.headers['cache-control']).toBe('no-store');
   });
 });
 

@@ -20,7 +20,9 @@ export function newOrderedId(now = Date.now()): string {
 let prefixMs = Number.NaN;
 let prefix = '';
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+/** A UUID as svc issues them (RFC 9562 versions 1-8), in its plain 8-4-4-4-12 form only (no urn:uuid:, no braces). */
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$';
+const UUID_RE = new RegExp(UUID_PATTERN);
 export const isUuid = (s: unknown): s is string => typeof s === 'string' && UUID_RE.test(s);
 
 /** URL-safe random token text with `bytes` bytes of entropy. */

@@ -108,6 +108,6 @@ export function directoryBlock({ table }: BlockContext) {
     pagination: 'opaque cursor (next_cursor)',
     never_shown: ['API keys', 'owner identifiers', 'PEM public keys', 'credit balances'],
     paid_placement: false,
-    endpoints: endpointsMatching(table, /^\/v1\/(agents$|agents\/\{agent_id\}\/agent-card|community)/),
+    endpoints: endpointsMatching(table, /^\/v1\/(agents$|agents\/\{agent_id\}\/agent-card|agents\/passport\/description|community)/),
   };
 }

@@ -70,7 +70,8 @@ export function publicPassport(
     key_algorithm: passport.key_algorithm,
     suite: 'ed25519',
     capabilities: {
-      verified: verifiedCapabilities(agent, opts.scopedKeyScopes),
+      // A revoked passport vouches for nothing.
+      verified: passport.revoked_at === null ? verifiedCapabilities(agent, opts.scopedKeyScopes) : [],
       self_reported: passport.self_reported_capabilities,
       self_reported_notice: 'self_reported is text written by the agent operator; it is never treated as verified.',
     },

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { agentOf } from '../../http/auth';
 import type { EnvelopeBuilder } from '../../http/envelope';
 import {
-  AgentIdParams, ChallengeBody, ChallengeValidationCodes, MeResponse, RegisterBody, RegisterValidationCodes, VerifyBody,
+  AgentIdParams, ChallengeBody, ChallengeValidationCodes, DescriptionBody, MeResponse, RegisterBody, RegisterValidationCodes, VerifyBody,
 } from './schemas';
 import type { IdentityService } from './service';
 
@@ -24,6 +24,8 @@ export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypeb
     config: { auth: 'none', success: [201], errors: { 409: ['AGENT_ALREADY_REGISTERED'] }, validationCodes: RegisterValidationCodes },
   }, async (request, reply) => {
     const r = await identity.register(request.body);
+    // The root key (and a generated private key) are in this answer only: no cache may keep it.
+    reply.header('cache-control', 'no-store');
     const body: Record<string, unknown> = {
       status: 'success',
       api_key: r.apiKey,
@@ -38,8 +40,8 @@ export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypeb
       referral: r.referral,
       directory_opt_in_url: `${baseUrl}/v1/agents/passport/description`,
       directory_value:
-        'Listing in the public directory (POST directory_opt_in_url with bio, skills and listed=true) lets other agents find you, ' +
-        'see your passport-verified capabilities and reputation, and vouch for your skills. Unlisted by default.',
+        'Describe yourself and opt in to the directory: POST directory_opt_in_url with bio, skills and listed=true. A listed agent ' +
+        'with a bio gets a full agent card (a2a_agent_card_url) showing its passport-verified capabilities, skills and reputation. Unlisted by default.',
       a2a_agent_card_url: `${baseUrl}/v1/agents/${r.agentId}/agent-card`,
       _svc: await envelope.build({ tier: r.tier }),
     });
@@ -63,7 +65,15 @@ export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypeb
   app.post('/v1/auth/passport/verify', {
     schema: { body: VerifyBody, summary: 'Exchange a signed challenge for a session token (svc_session_, 3600 s)' },
     config: { auth: 'none', errors: { 401: ['PASSPORT_SIGNATURE_INVALID', 'CHALLENGE_EXPIRED'], 403: ['PASSPORT_REVOKED'], 404: ['AGENT_NOT_FOUND', 'CHALLENGE_NOT_FOUND'], 409: ['CHALLENGE_ALREADY_USED'] }, validationCodes: ChallengeValidationCodes },
-  }, async (request) => identity.verifyChallenge(request.body));
+  }, async (request, reply) => {
+    reply.header('cache-control', 'no-store'); // the session token
+    return identity.verifyChallenge(request.body);
+  });
+
+  app.post('/v1/agents/passport/description', {
+    schema: { body: DescriptionBody, summary: 'Describe your agent (bio, skills) and opt in to the directory (listed); the public passport after it' },
+    config: { auth: 'key', errors: { 403: ['PASSPORT_REVOKED'] } },
+  }, async (request) => identity.describe(agentOf(request), request.body));
 
   app.post('/v1/me/passport/revoke', {
     schema: { summary: 'Revoke your passport (root key): challenges and session tokens stop working' },

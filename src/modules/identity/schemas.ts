@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { UUID_PATTERN } from '../../lib/ids';
 
 export const AGENT_NAME_PATTERN = '^[A-Za-z0-9_-]+$';
 
@@ -27,21 +28,23 @@ export const RegisterValidationCodes = {
 
 export const AgentIdParams = Type.Object({ agent_id: Type.String({ maxLength: 64 }) });
 
+// The plain UUID form only: JSON Schema's `uuid` format also takes `urn:uuid:…`, which no lookup matches.
 export const ChallengeBody = Type.Object({
-  agent_id: Type.String({ format: 'uuid', description: 'The agent whose passport key will sign' }),
+  agent_id: Type.String({ pattern: UUID_PATTERN, description: 'The agent whose passport key will sign' }),
 });
 
 export const VerifyBody = Type.Object({
-  agent_id: Type.String({ format: 'uuid' }),
+  agent_id: Type.String({ pattern: UUID_PATTERN }),
   challenge_id: Type.String({ maxLength: 64 }),
-  // Generous bound: anything longer than a signature still reads as an invalid one (401), not a missing one.
-  signature: Type.String({ minLength: 1, maxLength: 4096, description: 'base64 of the raw 64-byte Ed25519 signature over sign_payload' }),
+  // No upper bound here (the body limit is one): a string longer than any signature is an invalid
+  // signature (401), not a missing one.
+  signature: Type.String({ minLength: 1, description: 'base64 of the raw 64-byte Ed25519 signature over sign_payload' }),
 });
 
 export const ChallengeValidationCodes = {
   'body.agent_id': { status: 422, code: 'INVALID_AGENT_ID', message: 'agent_id is required and must be a UUID' },
   'body.challenge_id': { status: 422, code: 'CHALLENGE_ID_REQUIRED', message: 'challenge_id is required' },
-  'body.signature': { status: 422, code: 'PASSPORT_SIGNATURE_REQUIRED', message: 'signature is required: base64 of the raw Ed25519 signature' },
+  'body.signature': { status: 422, code: 'PASSPORT_SIGNATURE_REQUIRED', message: 'signature is required: base64 of the raw Ed25519 signature', keywords: ['required', 'minLength'] },
 };
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -72,3 +75,23 @@ export const MeResponse = Type.Object({
   passport_url: Type.String(),
   created_at: Type.String(),
 });
+
+/**
+ * POST /v1/agents/passport/description (the directory opt-in). The spec gives the fields; the bounds
+ * are svc's (docs/decisions.md): bio is short printable ASCII (the spec's "short ASCII text"), skills
+ * are self-declared labels. Every field is optional; what is sent replaces the stored value.
+ */
+export const DESCRIPTION_BIO_MAX = 500;
+export const DESCRIPTION_SKILLS_MAX = 32;
+export const DescriptionBody = Type.Object({
+  bio: Type.Optional(Type.Union([
+    Type.String({ maxLength: DESCRIPTION_BIO_MAX, pattern: '^[\\x20-\\x7E\\n]*$', description: `Short printable ASCII text, at most ${DESCRIPTION_BIO_MAX} characters (null clears it)` }),
+    Type.Null(),
+  ])),
+  skills: Type.Optional(Type.Array(
+    Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9 ._+#/-]*$', description: 'A self-declared skill label' }),
+    { maxItems: DESCRIPTION_SKILLS_MAX, uniqueItems: true, description: `Up to ${DESCRIPTION_SKILLS_MAX} distinct labels` },
+  )),
+  listed: Type.Optional(Type.Boolean({ description: 'true: listed in the public directory, with a full agent card when bio is set' })),
+  reputation_sub_signal_visibility: Type.Optional(Type.Union([Type.Literal('decomposed'), Type.Literal('aggregate_only')])),
+}, { minProperties: 1 });

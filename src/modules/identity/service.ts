@@ -315,6 +315,20 @@ export function createIdentityService(deps: IdentityDeps) {
      * session token derived from it stops working. The root API key keeps working so the owner can
      * still reach the account. Revoking twice is refused with PASSPORT_REVOKED.
      */
+    /** POST /v1/agents/passport/description: what is sent replaces the stored value; the public passport after it. */
+    async describe(auth: AuthContext, input: { bio?: string | null; skills?: string[]; listed?: boolean; reputation_sub_signal_visibility?: string }) {
+      const patch = {
+        ...(input.bio !== undefined ? { bio: input.bio === null || input.bio.trim() === '' ? null : input.bio } : {}),
+        ...(input.skills !== undefined ? { skills: JSON.stringify(input.skills) } : {}),
+        ...(input.listed !== undefined ? { listed: input.listed ? 1 : 0 } : {}),
+        ...(input.reputation_sub_signal_visibility !== undefined ? { sub_signal_visibility: input.reputation_sub_signal_visibility } : {}),
+      };
+      if (!(await store.updateDescription(auth.agentId, patch))) {
+        throw new ApiError(403, 'PASSPORT_REVOKED', 'This passport has been revoked: its description can no longer change');
+      }
+      return { status: 'success', passport: await this.publicPassport(auth.agentId), agent_card_url: `${deps.baseUrl}/v1/agents/${auth.agentId}/agent-card` };
+    },
+
     async revokePassport(auth: AuthContext) {
       const now = clock.now();
       if (!(await store.revokePassport(auth.agentId, now))) {

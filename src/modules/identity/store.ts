@@ -118,6 +118,12 @@ export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Databa
       });
     },
 
+    /** The directory description; false when the passport is revoked (nothing changed). */
+    async updateDescription(agentId: string, patch: { bio?: string | null; skills?: string; listed?: number; sub_signal_visibility?: string }): Promise<boolean> {
+      const r = await db.updateTable('passports').set(patch).where('agent_id', '=', agentId).where('revoked_at', 'is', null).executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    },
+
     async updateTier(agentId: string, tier: string, now: number): Promise<void> {
       await db.updateTable('agents').set({ tier, updated_at: now }).where('agent_id', '=', agentId).execute();
     },
