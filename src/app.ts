@@ -124,7 +124,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const memory = createMemoryModule({ config, database, clock, vectors, envelope, meter: billing.memoryMeter, log: (msg, err) => app.log.error({ err }, msg) });
   limiterStatus = () => memory.limiter.storeStatus();
   await app.register(memory.routes);
-  const commons = createCommonsModule({ config, database, clock, limiter: memory.limiter, vectors });
+  const commons = createCommonsModule({ config, database, clock, limiter: memory.limiter, vectors, log: (msg, err) => app.log.error({ err }, msg) });
   await app.register(commons.routes);
   billing.setCommons(commons.service);
   // Metering is billing's service; search and browse charge through it (billing's routes can share it).

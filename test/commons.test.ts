@@ -148,6 +148,14 @@ describe('vouch and delete', () => {
     expect((await request('POST', '/v1/commons/entries/nope/vouch', reader.token)).body.error_code).toBe('COMMONS_ENTRY_NOT_FOUND');
   });
 
+  test('concurrent vouches of different agents: each answer carries the count after its own vouch', async () => {
+    const id = ids['recipe.pancakes'];
+    const voters = await Promise.all(Array.from({ length: 6 }, () => agent('free')));
+    const answers = await Promise.all(voters.map((v) => request('POST', `/v1/commons/entries/${id}/vouch`, v.token)));
+    expect(answers.map((r) => r.body.vouch_count).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect((await request('GET', `/v1/commons/entries/${id}`, reader.token)).body.entry.vouch_count).toBe(6);
+  });
+
   test('only the publisher deletes; a deleted entry is gone from list, get and search', async () => {
     const id = ids['recipe.pancakes'];
     const other = await request('DELETE', `/v1/commons/entries/${id}`, reader.token);

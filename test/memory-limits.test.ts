@@ -221,7 +221,7 @@ describe('meter port (billing)', () => {
     const broken = createMemoryService({
       store: createMemoryStore(built.database), clock, upgradeUrl: 'u', meter,
       semantic: {
-        unavailableReason: () => undefined, forget: async () => {}, search: async () => [],
+        unavailableReason: () => undefined, forget: async () => {}, nearest: async () => async () => [],
         enqueue: async () => { throw new Error('disk full'); },
       },
     });

@@ -76,3 +76,24 @@ test('model A → model B: every vector is re-embedded with B in the background;
   expect(bodies).toContain('model-b');
   await b.app.close();
 });
+
+test('the commons is re-embedded with the new model too: its entries are found after a model change', async () => {
+  const commonsModels = async (app: App) =>
+    (await app.database.db.selectFrom('vector_items').select('model_id').where('collection', '=', 'commons').execute()).map((r) => r.model_id);
+  const a = await start('model-c', 20);
+  const reg = await call(a, 'POST', '/v1/register', undefined, { agent_name: 'reembed-commons', owner_identifier: 'o2', agree_to_terms: true });
+  await a.database.db.updateTable('agents').set({ tier: 'spark' }).where('agent_id', '=', reg.agent_id).execute(); // may publish
+  for (const key of ['howto.tea', 'howto.coffee']) {
+    const r = await a.app.inject({ method: 'POST', url: '/v1/commons/entries', headers: { authorization: `Bearer ${reg.api_key}` }, payload: { key, value: `how to brew ${key.slice(6)}` } });
+    expect(r.statusCode).toBe(201);
+  }
+  await until(async () => (await commonsModels(a)).length === 2);
+  await a.app.close();
+
+  const b = await start('model-d', 600_000);
+  await until(async () => Number((await b.database.db.selectFrom('vector_outbox').select((e) => e.fn.countAll().as('n')).where('collection', '=', 'commons').executeTakeFirstOrThrow()).n) === 2);
+  const found = await call(b, 'GET', '/v1/commons/search?q=brew%20tea&threshold=0&limit=5', reg.api_key);
+  expect(found.results.map((r: any) => r.key).sort()).toEqual(['howto.coffee', 'howto.tea']);
+  expect((await commonsModels(b)).sort()).toEqual(['openai:model-d', 'openai:model-d']);
+  await b.app.close();
+});

@@ -45,6 +45,23 @@ describe('GET /v1/memory/search', () => {
     }
   }, 60_000);
 
+  test('expired entries the sweeper has not reached yet take no result slot; a threshold equal to a shown similarity keeps that hit', async () => {
+    const b = await t.registerAgent();
+    for (let i = 0; i < 12; i++) {
+      await t.request('PUT', `/v1/memory/tmp.feather${i}`, { token: b.apiKey, body: { value: `ephemeral ostrich feather number ${i}`, ttl: 1 } });
+    }
+    await t.request('PUT', '/v1/memory/keep.bird', { token: b.apiKey, body: { value: 'an emu egg on the shelf' } });
+    const before = await search(`q=${encodeURIComponent('ostrich feather')}&threshold=0&limit=1`, b.apiKey); // indexes all 13
+    expect(before.body.results[0].key).toMatch(/^tmp\.feather/);
+    t.clock.advanceSeconds(2); // expired, and no sweep has run: their vectors are still in the index
+    const res = await search(`q=${encodeURIComponent('ostrich feather')}&threshold=0&limit=1`, b.apiKey);
+    expect(res.status).toBe(200);
+    expect(res.body.results.map((r: any) => r.key)).toEqual(['keep.bird']);
+    const shown = res.body.results[0].similarity;
+    const again = await search(`q=${encodeURIComponent('ostrich feather')}&threshold=${shown}&limit=1`, b.apiKey);
+    expect(again.body.results.map((r: any) => r.key)).toEqual(['keep.bird']);
+  }, 60_000);
+
   test('hits carry similarity 0..1, the full value, provenance, updated_at and content_trust', async () => {
     const res = await search('q=database%20server%20backups&threshold=0&limit=1');
     expect(res.body).toMatchObject({ status: 'success', query: 'database server backups', total_returned: 1, content_trust: 'untrusted_data' });

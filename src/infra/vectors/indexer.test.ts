@@ -49,3 +49,21 @@ test('a search\'s drain takes turns with other owners\' drains batch by batch: o
   expect(waited).toBeLessThan(20 * 20);
   expect(calls.filter((c) => c === 'big')).toHaveLength(20);
 });
+
+test('an item deleted while its text was being embedded gets no vector (no ghost taking a search slot)', async () => {
+  const clock = new ManualClock();
+  const live = new Set(['keep', 'gone']);
+  const index = await createVectorIndex(h, clock, { mode: 'exact' });
+  const indexer = createVectorIndexer({
+    db: h.db, index, embedder: slowEmbedder(50, []), clock, batchSize: 10, intervalMs: 60_000,
+    sources: { g: async (owner, ids) => new Map(ids.filter((id) => live.has(id)).map((id) => [id, { text: `${owner}:${id}`, version: 1 }])) },
+  });
+  await indexer.enqueue(h.db, 'g', 'o', ['keep', 'gone']);
+  const drained = indexer.drain('g', 'o');
+  await new Promise((r) => setTimeout(r, 20)); // texts read, the model is working
+  live.delete('gone');
+  await h.db.transaction().execute((trx) => indexer.forget(trx, 'g', 'o', ['gone'])); // the DELETE's own transaction
+  await drained;
+  const stored = await h.db.selectFrom('vector_items').select('item_id').where('collection', '=', 'g').execute();
+  expect(stored.map((r) => r.item_id)).toEqual(['keep']);
+});

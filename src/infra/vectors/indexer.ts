@@ -55,9 +55,12 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
   }
 
   /** Embeds and stores one batch of pending rows of one (collection, owner). */
-  async function process(collection: string, ownerId: string, rows: Pending[]): Promise<void> {
+  async function process(collection: string, ownerId: string, batch: Pending[]): Promise<void> {
     const source = sources[collection];
     if (!source) throw new Error(`no text source for collection ${collection}`);
+    // One order for every writer (a search's drain reads newest first, the loop oldest first): two
+    // instances writing the same items then take their row locks in the same order, never crosswise.
+    const rows = [...batch].sort((a, b) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : 0));
     const texts = await source(ownerId, rows.map((r) => r.item_id));
     const live = rows.filter((r) => texts.has(r.item_id));
     const vectors = await o.embedder.embed(live.map((r) => texts.get(r.item_id)!.text));
@@ -66,12 +69,18 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
     }));
     const gone = rows.filter((r) => !texts.has(r.item_id)).map((r) => r.item_id);
     await o.db.transaction().execute(async (trx) => {
-      await o.index.upsert(records, trx);
-      await o.index.remove(collection, ownerId, gone, trx);
+      // An item's vector is stored only while its outbox row (this ticket) is still there. The text was
+      // read and embedded outside this transaction: a DELETE that committed meanwhile removed the row
+      // (and the vector) in its own transaction, a newer write replaced the ticket, another instance
+      // may have stored it already. Storing it anyway left a vector for a deleted item for good.
+      const current = new Set<string>();
       for (const r of rows) {
-        await trx.deleteFrom('vector_outbox').where('collection', '=', collection).where('owner_id', '=', ownerId)
-          .where('item_id', '=', r.item_id).where('ticket', '=', r.ticket).execute();
+        const d = await trx.deleteFrom('vector_outbox').where('collection', '=', collection).where('owner_id', '=', ownerId)
+          .where('item_id', '=', r.item_id).where('ticket', '=', r.ticket).executeTakeFirst();
+        if (Number(d.numDeletedRows) > 0) current.add(r.item_id);
       }
+      await o.index.upsert(records.filter((rec) => current.has(rec.itemId)), trx);
+      await o.index.remove(collection, ownerId, gone, trx);
     });
   }
 

@@ -5,21 +5,29 @@ import type { RateLimiter } from '../../infra/limits';
 import type { VectorRuntime } from '../../infra/vectors/runtime';
 import type { Clock } from '../../lib/clock';
 import { commonsRoutes } from './routes';
-import { COMMONS_COLLECTION, createCommonsService } from './service';
+import { COMMONS_COLLECTION, COMMONS_OWNER, createCommonsService } from './service';
 import { createCommonsStore } from './store';
 
-export function createCommonsModule(deps: { config: Config; database: DatabaseHandle; clock: Clock; limiter: RateLimiter; vectors?: VectorRuntime }) {
+export function createCommonsModule(deps: { config: Config; database: DatabaseHandle; clock: Clock; limiter: RateLimiter; vectors?: VectorRuntime; log?: (msg: string, err?: unknown) => void }) {
   const { config } = deps;
   const upgradeUrl = config.billing.billingPageUrl ?? `${config.core.baseUrl}/billing`;
+  const store = createCommonsStore(deps.database.db, deps.database.sqlite);
   const service = createCommonsService({
-    store: createCommonsStore(deps.database.db, deps.database.sqlite),
+    store,
     clock: deps.clock,
     upgradeUrl,
     embedder: deps.vectors?.embedder,
     index: deps.vectors?.index,
     indexer: deps.vectors?.indexer,
   });
-  deps.vectors?.indexer?.addSource(COMMONS_COLLECTION, service.textSource());
+  const indexer = deps.vectors?.indexer;
+  if (indexer) {
+    indexer.addSource(COMMONS_COLLECTION, service.textSource());
+    // A new model (or vectors lost) → queue the entries that need (re-)embedding, as memory does.
+    const stale = (modelId: string, limit: number) => store.entriesNeedingVectors(modelId, COMMONS_OWNER, limit)
+      .then((ids) => ids.map((itemId) => ({ ownerId: COMMONS_OWNER, itemId })));
+    indexer.enqueueStale(COMMONS_COLLECTION, stale).catch((e) => deps.log?.('commons re-embedding could not be queued', e));
+  }
   return {
     service,
     routes: commonsRoutes({

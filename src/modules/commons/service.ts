@@ -115,11 +115,12 @@ export function createCommonsService(deps: CommonsDeps) {
         }
         throw e;
       }
-      const wanted = hits.map((h) => ({ id: h.itemId, similarity: similarityOf(h.cosine) })).filter((h) => h.similarity >= threshold);
+      // Shown to 4 places, and compared as shown: a threshold equal to a shown similarity keeps that hit.
+      const wanted = hits.map((h) => ({ id: h.itemId, similarity: Number(similarityOf(h.cosine).toFixed(4)) })).filter((h) => h.similarity >= threshold);
       const rows = new Map((await store.getMany(wanted.map((h) => h.id))).map((r) => [r.entry_id, r]));
       const results = wanted.flatMap((h) => {
         const r = rows.get(h.id);
-        return r ? [{ ...entryView(r), similarity: Number(h.similarity.toFixed(4)) }] : [];
+        return r ? [{ ...entryView(r), similarity: h.similarity }] : [];
       });
       return { status: 'success', query: text, results, total_returned: results.length, content_trust: CONTENT_TRUST };
     },
@@ -128,8 +129,8 @@ export function createCommonsService(deps: CommonsDeps) {
       const r = await store.get(entryId);
       if (!r) throw notFound(entryId);
       if (r.publisher_id === agentId) throw new ApiError(403, 'COMMONS_SELF_VOUCH', 'An agent cannot vouch for its own entry');
-      const added = await store.vouch(entryId, agentId, clock.now());
-      return { status: 'success', entry_id: entryId, vouched: true, already_vouched: !added, vouch_count: r.vouch_count + (added ? 1 : 0) };
+      const v = await store.vouch(entryId, agentId, clock.now());
+      return { status: 'success', entry_id: entryId, vouched: true, already_vouched: !v.added, vouch_count: v.count };
     },
 
     async remove(agentId: string, entryId: string) {

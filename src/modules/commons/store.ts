@@ -44,16 +44,33 @@ export function createCommonsStore(db: Kysely<Database>, sqlite?: SQLite.Databas
       return { rows, total: Number(total.n) };
     },
 
-    /** Records a vouch once; returns whether it was new. */
-    async vouch(entryId: string, agentId: string, now: number): Promise<boolean> {
+    /** Records a vouch once; whether it was new, and the entry's count after it (read in the same transaction). */
+    async vouch(entryId: string, agentId: string, now: number): Promise<{ added: boolean; count: number }> {
       return db.transaction().execute(async (trx) => {
         const added = await trx.insertInto('commons_vouches').values({ entry_id: entryId, agent_id: agentId, created_at: now })
           .onConflict((oc) => oc.columns(['entry_id', 'agent_id']).doNothing()).returning('agent_id').executeTakeFirst();
         if (added) {
           await trx.updateTable('commons_entries').set({ vouch_count: sql`vouch_count + 1` }).where('entry_id', '=', entryId).execute();
         }
-        return added !== undefined;
+        const row = await trx.selectFrom('commons_entries').select('vouch_count').where('entry_id', '=', entryId).executeTakeFirstOrThrow();
+        return { added: added !== undefined, count: Number(row.vouch_count) };
       });
+    },
+
+    /** Live entries whose vector is missing or made by another model (re-embedding after a model change). */
+    async entriesNeedingVectors(modelId: string, owner: string, limit: number): Promise<string[]> {
+      const rows = await visible().select('commons_entries.entry_id')
+        .where(({ not, exists, selectFrom }) => not(exists(
+          selectFrom('vector_items as vi').select('vi.id')
+            .where('vi.collection', '=', 'commons').where('vi.owner_id', '=', owner).whereRef('vi.item_id', '=', 'commons_entries.entry_id')
+            .where('vi.model_id', '=', modelId),
+        )))
+        .where(({ not, exists, selectFrom }) => not(exists(
+          selectFrom('vector_outbox as o').select('o.item_id')
+            .where('o.collection', '=', 'commons').where('o.owner_id', '=', owner).whereRef('o.item_id', '=', 'commons_entries.entry_id'),
+        )))
+        .limit(limit).execute();
+      return rows.map((r) => r.entry_id);
     },
 
     async remove(entryId: string, now: number, afterWrite?: (trx: Trx) => Promise<void>): Promise<void> {

@@ -21,6 +21,10 @@ export interface MemorySemantic {
   enqueue(trx: Trx, agentId: string, key: string): Promise<void>;
   /** In the writer's transaction: these keys have no live value any more. */
   forget(trx: Trx, agentId: string, keys: string[]): Promise<void>;
-  /** Nearest live keys of this agent; finishes the agent's pending writes first (read-your-writes). */
-  search(agentId: string, query: string, limit: number): Promise<{ key: string; similarity: number }[]>;
+  /**
+   * Prepares a search: finishes the agent's pending writes (read-your-writes) and embeds the query,
+   * once; the function answers the `k` nearest keys of this agent, nearest first, as often as asked
+   * (the service asks for more when some of the first are no longer live).
+   */
+  nearest(agentId: string, query: string): Promise<(k: number) => Promise<{ key: string; similarity: number }[]>>;
 }

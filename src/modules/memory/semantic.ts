@@ -41,11 +41,13 @@ export function createMemorySemantic(deps: { embedder?: Embedder; index?: Vector
     async forget(trx, agentId, keys) {
       await indexer?.forget(trx, MEMORY_COLLECTION, agentId, keys);
     },
-    async search(agentId, query, limit) {
+    async nearest(agentId, query) {
       // The query's embedding and the agent's pending items go to the model together (one batch when they fit).
       const [, [vector]] = await Promise.all([indexer!.drain(MEMORY_COLLECTION, agentId), embedder!.embed([query])]);
-      const hits = await index!.query({ collection: MEMORY_COLLECTION, ownerId: agentId, modelId: embedder!.modelId, vector, limit });
-      return hits.map((h) => ({ key: h.itemId, similarity: similarityOf(h.cosine) }));
+      return async (k) => {
+        const hits = await index!.query({ collection: MEMORY_COLLECTION, ownerId: agentId, modelId: embedder!.modelId, vector, limit: k });
+        return hits.map((h) => ({ key: h.itemId, similarity: similarityOf(h.cosine) }));
+      };
     },
   };
 }

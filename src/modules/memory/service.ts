@@ -49,6 +49,9 @@ export function serializeValue(value: unknown): { json: string; bytes: number } 
 const derivedOf = (r: Pick<EntryRow, 'derived_start' | 'derived_end'>) =>
   r.derived_start === null ? null : { start_version: r.derived_start, end_version: r.derived_end };
 
+/** The most index candidates one memory search reads while it skips keys that are no longer live. */
+const MAX_SEARCH_CANDIDATES = 1000;
+
 export function createMemoryService(deps: MemoryServiceDeps) {
   const { store, clock } = deps;
 
@@ -193,26 +196,38 @@ export function createMemoryService(deps: MemoryServiceDeps) {
       const limit = q.limit ?? 5;
       const threshold = q.threshold ?? 0.7;
       const minRank = IMPORTANCE_RANK[q.importance ?? 'low'];
-      // Ask for more than `limit` when an importance floor will filter some out.
-      let hits;
-      try {
-        hits = await deps.semantic.search(caller.agentId, text, minRank > 1 ? Math.min(100, limit * 5) : limit);
-      } catch (e) {
-        const code = (e as { code?: string }).code;
-        if (code === 'EMBEDDINGS_UNAVAILABLE' || code === 'VECTOR_INDEX_UNAVAILABLE') {
-          throw new ApiError(503, 'MEMORY_SEARCH_UNAVAILABLE', 'Semantic memory search failed upstream (embeddings or vector index); try again shortly');
+      const upstream = async <T>(step: () => Promise<T>): Promise<T> => {
+        try {
+          return await step();
+        } catch (e) {
+          const code = (e as { code?: string }).code;
+          if (code === 'EMBEDDINGS_UNAVAILABLE' || code === 'VECTOR_INDEX_UNAVAILABLE') {
+            throw new ApiError(503, 'MEMORY_SEARCH_UNAVAILABLE', 'Semantic memory search failed upstream (embeddings or vector index); try again shortly');
+          }
+          throw e;
         }
-        throw e;
-      }
-      const wanted = hits.filter((h) => h.similarity >= threshold);
+      };
+      const nearest = await upstream(() => deps.semantic!.nearest(caller.agentId, text));
       const now = clock.now();
-      const rows = new Map((await store.getMany(caller.agentId, wanted.map((h) => h.key), now)).map((r) => [r.key, r]));
-      const results = [];
-      for (const h of wanted) {
-        const r = rows.get(h.key);
-        if (!r || IMPORTANCE_RANK[r.importance as Importance] < minRank) continue;
-        results.push({ ...entryView(r), similarity: Number(h.similarity.toFixed(4)) });
-        if (results.length === limit) break;
+      // The index may still hold keys that are not live (expired until the sweeper runs) or under the
+      // importance floor: ask for more candidates while they could still fill `limit`.
+      let k = minRank > 1 ? Math.min(100, limit * 5) : limit;
+      let results: (ReturnType<typeof entryView> & { similarity: number })[] = [];
+      for (;;) {
+        const hits = await upstream(() => nearest(k));
+        // Shown to 4 places, and compared as shown: a threshold equal to a shown similarity keeps that hit.
+        const wanted = hits.map((h) => ({ key: h.key, similarity: Number(h.similarity.toFixed(4)) })).filter((h) => h.similarity >= threshold);
+        const rows = new Map((await store.getMany(caller.agentId, wanted.map((h) => h.key), now)).map((r) => [r.key, r]));
+        results = [];
+        for (const h of wanted) {
+          const r = rows.get(h.key);
+          if (!r || IMPORTANCE_RANK[r.importance as Importance] < minRank) continue;
+          results.push({ ...entryView(r), similarity: h.similarity });
+          if (results.length === limit) break;
+        }
+        // More candidates help only when the index gave all k asked for and none fell under the threshold.
+        if (results.length === limit || hits.length < k || wanted.length < hits.length || k >= MAX_SEARCH_CANDIDATES) break;
+        k = Math.min(MAX_SEARCH_CANDIDATES, k * 4);
       }
       const counted = await store.countSearch(caller.agentId, utcMonth(now), now);
       return {
