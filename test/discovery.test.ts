@@ -83,12 +83,25 @@ describe('guide and agent template', () => {
     for (const s of res.body.steps) expect(s.request.url.startsWith('https://svc.example.test/')).toBe(true);
   });
 
-  test('the guide register request actually works when sent as written (with a real key)', async () => {
+  test('the guide\'s JSON requests work when sent as written: exactly their headers (content-type included) and body', async () => {
     const { body } = await t.request('GET', '/v1/guide');
     const step = body.steps.find((s: any) => s.step === 'register');
     const { generateEd25519 } = await import('../src/lib/ed25519');
-    const res = await t.request('POST', new URL(step.request.url).pathname, { body: { ...step.request.body, passport_public_key: generateEd25519().publicKeyPem } });
-    expect(res.status).toBe(201);
+    const send = (s: any, token?: string, patch: object = {}) => t.app.inject({
+      method: s.request.method, url: new URL(s.request.url).pathname,
+      headers: Object.fromEntries(Object.entries<string>(s.request.headers ?? {}).map(([k, v]) => [k, token ? v.replace('<api_key>', token) : v])),
+      payload: JSON.stringify({ ...s.request.body, ...patch }),
+    });
+    expect(step.request.headers).toEqual({ 'content-type': 'application/json' });
+    const reg = await send(step, undefined, { passport_public_key: generateEd25519().publicKeyPem });
+    expect(reg.statusCode).toBe(201);
+    const token = reg.json().api_key;
+    for (const name of ['store', 'feedback']) {
+      const s = body.steps.find((x: any) => x.step === name);
+      expect(s.request.headers['content-type'], name).toBe('application/json');
+      const res = await send(s, token, name === 'feedback' ? { ref_id: 'guide-test' } : {});
+      expect(res.statusCode, `${name}: ${res.body}`).toBeLessThan(300);
+    }
   });
 
   test('agent template carries the fields an agent fills in and the MCP settings', async () => {

@@ -80,7 +80,8 @@ export function guideDocument(table: RouteTable, baseUrl: string) {
         request: {
           method: s.method,
           url: `${baseUrl}${s.path}${qs}`,
-          ...(s.headers ? { headers: s.headers } : {}),
+          // A JSON body is sent as JSON: the header that says so is part of the request to copy.
+          ...(s.headers || s.body !== undefined ? { headers: { ...s.headers, ...(s.body !== undefined ? { 'content-type': 'application/json' } : {}) } } : {}),
           ...(s.body !== undefined ? { body: s.body } : {}),
           ...(s.raw_body !== undefined ? { raw_body: s.raw_body } : {}),
         },
