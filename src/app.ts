@@ -103,7 +103,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
   installInputGuard(app);
-  installAuth(app, { authenticator: identity, adminKey: config.core.adminKey });
+  installAuth(app, { authenticator: identity, adminKey: config.core.adminKey, baseUrl: config.core.baseUrl });
   // Discovery sees every route registered after this line (route table, OpenAPI, MCP tools).
   const routeTable = createRouteTable(app);
   await registerOpenApi(app, { baseUrl: config.core.baseUrl, table: routeTable });

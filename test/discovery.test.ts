@@ -47,7 +47,10 @@ describe('GET /v1/capabilities', () => {
     const free = body.billing_tiers.find((x: any) => x.name === 'free');
     expect(free).toMatchObject({
       memory_writes_per_month: TIERS.free.memoryWritesPerMonth, memory_storage_bytes: TIERS.free.memoryStorageBytes, feedback_per_month: TIERS.free.feedbackPerMonth,
+      free_calls_per_30_days: { search: 50, browse: 20, memory_write: 1000 }, // the spec's free-tier figures
     });
+    expect(body.billing_tiers.find((x: any) => x.name === 'starter')).toMatchObject({ search_calls_per_month: 3000, free_calls_per_30_days: null });
+    expect(body.feedback.note).toEqual({ max_characters: 500, counted_in: 'Unicode code points', nullable: true });
     expect(body.tier_descriptions.pro).toBe(TIERS.pro.description);
     expect(body.document_storage.max_blob_bytes).toBe(t.config.blobs.maxBytes);
     expect(body.browser.max_response_bytes).toBe(t.config.web.browseMaxBytes);
@@ -81,6 +84,13 @@ describe('guide and agent template', () => {
     expect(register.request.url).toBe('https://svc.example.test/v1/register');
     expect(register.request.body).toHaveProperty('agree_to_terms', true);
     for (const s of res.body.steps) expect(s.request.url.startsWith('https://svc.example.test/')).toBe(true);
+  });
+
+  test('the base address answers the discovery document, as /.well-known/ai-agent.json does', async () => {
+    const root = await t.request('GET', '/');
+    expect(root.status).toBe(200);
+    expect(root.body).toEqual((await t.request('GET', '/.well-known/ai-agent.json')).body);
+    expect(root.body.capabilities_url).toBe('https://svc.example.test/v1/capabilities');
   });
 
   test('the guide\'s JSON requests work when sent as written: exactly their headers (content-type included) and body', async () => {

@@ -29,6 +29,7 @@ const PUBLIC_ALLOWED: RegExp[] = [
   /^\/billing(\/\{asset\})?$/, // the billing page (billing_page_url) and its static assets
   /^\/v1\/blobs\/signed\/.+$/, // signed blob URLs: the HMAC in the URL is the credential
   /^\/terms$/, // where _svc.terms_url points by default: what agree_to_terms accepts, read before registering
+  /^\/$/, // the base address: the discovery document
 ];
 
 const concrete = (path: string) => path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, p: string) =>
@@ -69,6 +70,7 @@ describe('every route in the live table', () => {
         const res = await call(e, headers);
         expect(res.status, `${e.method} ${e.path} ${JSON.stringify(headers)}`).toBe(401);
         expect(res.body.error_code).toBe('INVALID_API_KEY');
+        expect(res.body.register_url).toBe(`${t.config.core.baseUrl}/v1/register`);
         expect(res.headers['www-authenticate'], `${e.method} ${e.path}`).toBe('Bearer realm="svc"');
       }
     }

@@ -9,9 +9,9 @@ export interface Authenticator {
 }
 
 // A 401 names the scheme it wants (RFC 9110 15.5.2): Bearer, with an svc_ key or svc_session_ token.
-const invalidKey = () =>
+const invalidKey = (registerUrl = '/v1/register') =>
   new ApiError(401, 'INVALID_API_KEY', 'Missing or invalid API key: send Authorization: Bearer svc_...', {
-    register_url: '/v1/register',
+    register_url: registerUrl,
   }, { 'www-authenticate': 'Bearer realm="svc"' });
 
 /** Node keeps only the first of several Authorization headers; a proxy in front may read another. */
@@ -38,7 +38,9 @@ export function authModeOf(request: FastifyRequest): AuthMode {
  * One onRequest hook enforces the route's declared auth mode; handlers read `request.auth`.
  * Unknown routes (404) are left to the not-found handler.
  */
-export function installAuth(app: FastifyInstance, deps: { authenticator: Authenticator; adminKey?: string }): void {
+export function installAuth(app: FastifyInstance, deps: { authenticator: Authenticator; adminKey?: string; baseUrl?: string }): void {
+  // Absolute, like every other link svc hands out.
+  const refused = () => invalidKey(deps.baseUrl ? `${deps.baseUrl}/v1/register` : undefined);
   app.addHook('onRequest', async (request) => {
     if (request.is404) return;
     const mode = authModeOf(request);
@@ -54,10 +56,10 @@ export function installAuth(app: FastifyInstance, deps: { authenticator: Authent
     const token = bearerOf(request);
     if (token === undefined) {
       if (mode === 'optional') return;
-      throw invalidKey();
+      throw refused();
     }
     const ctx = token ? await deps.authenticator.authenticate(token) : undefined;
-    if (!ctx) throw invalidKey();
+    if (!ctx) throw refused();
     if (mode === 'root' && ctx.keyKind !== 'root') {
       throw new ApiError(403, 'ROOT_KEY_REQUIRED', 'This route needs the root API key; a scoped key or session token does not suffice');
     }

@@ -3,7 +3,7 @@
  * referral rewards. Numbers come from src/lib/tiers.ts, the identity module's constants and
  * the configuration; endpoint lists come from the live route table.
  */
-import { PRICING_BLOCK } from '../billing/pricing';
+import { FREE_FLOORS, PRICING_BLOCK } from '../billing/pricing';
 import type { Config } from '../../config';
 import { PASSPORT_CHALLENGE_SCHEME } from '../../lib/signing';
 import { TIERS } from '../../lib/tiers';
@@ -59,6 +59,9 @@ export function billingTiersBlock() {
     metering: t.metering,
     search_calls_per_month: t.searchPerMonth,
     browse_calls_per_month: t.browsePerMonth,
+    // Credit tiers (the free one included): calls free per rolling 30 days before they cost credit;
+    // the spec's tier table shows the free tier's as its search and browse figures (50, 20).
+    free_calls_per_30_days: t.metering === 'credits' ? { search: FREE_FLOORS.search, browse: FREE_FLOORS.browse, memory_write: FREE_FLOORS.memory_write } : null,
     memory_writes_per_month: t.memoryWritesPerMonth,
     memory_storage_bytes: t.memoryStorageBytes,
     blob_storage_bytes: t.blobStorageBytes,

@@ -4,6 +4,7 @@
  * schemas (schema-facts.ts), limits from the configuration and the tier table.
  */
 import { credibilityScore } from '../../infra/search-providers/credibility';
+import { MAX_NOTE_CHARS } from '../feedback/schemas';
 import { TIERS } from '../../lib/tiers';
 import { MAX_TTL_SECONDS, MAX_VALUE_BYTES } from '../memory/schemas';
 import type { BlockContext } from './blocks-core';
@@ -33,7 +34,8 @@ export function feedbackBlock({ table }: BlockContext) {
   return {
     ref_types: enumOf(f('ref_type')) ?? null,
     signals: enumOf(f('signal')) ?? null,
-    note: boundsOf(f('note')) ?? null,
+    // Checked by the service (code points, NOTE_TOO_LONG), so the schema carries no maxLength.
+    note: { max_characters: MAX_NOTE_CHARS, counted_in: 'Unicode code points', nullable: true },
     per_utc_month_by_tier: Object.fromEntries(Object.values(TIERS).map((t) => [t.name, t.feedbackPerMonth])),
     endpoints: endpointsMatching(table, /^\/v1\/feedback/),
   };

@@ -74,4 +74,10 @@ export const discoveryRoutes = (deps: DiscoveryDeps): FastifyPluginAsyncTypebox 
     schema: { summary: 'Discovery document: where everything else is', tags: ['discovery'] },
     config: { auth: 'none' },
   }, async () => aiAgentDocument(baseUrl));
+
+  // The base address itself: an agent that knows only it finds everything else from here.
+  app.get('/', {
+    schema: { summary: 'The base address: the discovery document (as /.well-known/ai-agent.json)', tags: ['discovery'] },
+    config: { auth: 'none' },
+  }, async () => aiAgentDocument(baseUrl));
 };
