@@ -58,7 +58,7 @@ export const discoveryRoutes = (deps: DiscoveryDeps): FastifyPluginAsyncTypebox 
       tags: ['discovery'],
       params: Type.Object({ agent_id: Type.String({ maxLength: 64 }) }),
     },
-    config: { auth: 'none' },
+    config: { auth: 'none', errors: { 404: ['AGENT_NOT_FOUND'] } },
   }, async (request) => {
     const passport = (await identity.publicPassport(request.params.agent_id)) as PassportView;
     const agent = await identity.getAgent(passport.agent_id);

@@ -8,7 +8,7 @@ import { SVC_VERSION } from '../../version';
  * requests through, the search cache misses), so the status stays ok and the field tells the operator.
  */
 export const healthRoutes = (deps: { db: Kysely<any>; engine: string; redis?: () => 'in-process' | 'ok' | 'unavailable' }): FastifyPluginAsyncTypebox => async (app) => {
-  app.get('/health', { schema: { summary: 'Health probe: status and version' }, config: { auth: 'none' } }, async (_req, reply) => {
+  app.get('/health', { schema: { summary: 'Health probe: status and version' }, config: { auth: 'none', errors: { 503: ['DATABASE_UNAVAILABLE'] } } }, async (_req, reply) => {
     try {
       await sql`select 1`.execute(deps.db);
       const redis = deps.redis?.();

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { agentOf } from '../../http/auth';
 import type { EnvelopeBuilder } from '../../http/envelope';
 import {
-  AgentIdParams, ChallengeBody, ChallengeValidationCodes, DescriptionBody, MeResponse, RegisterBody, RegisterValidationCodes, VerifyBody,
+  AgentIdParams, ChallengeBody, ChallengeValidationCodes, DescriptionBody, MeResponse, RegisterBody, RegisterValidationCodes, VerifyBody, VerifyValidationCodes,
 } from './schemas';
 import type { IdentityService } from './service';
 
@@ -64,7 +64,7 @@ export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypeb
 
   app.post('/v1/auth/passport/verify', {
     schema: { body: VerifyBody, summary: 'Exchange a signed challenge for a session token (svc_session_, 3600 s)' },
-    config: { auth: 'none', errors: { 401: ['PASSPORT_SIGNATURE_INVALID', 'CHALLENGE_EXPIRED'], 403: ['PASSPORT_REVOKED'], 404: ['AGENT_NOT_FOUND', 'CHALLENGE_NOT_FOUND'], 409: ['CHALLENGE_ALREADY_USED'] }, validationCodes: ChallengeValidationCodes },
+    config: { auth: 'none', errors: { 401: ['PASSPORT_SIGNATURE_INVALID', 'CHALLENGE_EXPIRED'], 403: ['PASSPORT_REVOKED'], 404: ['AGENT_NOT_FOUND', 'CHALLENGE_NOT_FOUND'], 409: ['CHALLENGE_ALREADY_USED'] }, validationCodes: VerifyValidationCodes },
   }, async (request, reply) => {
     reply.header('cache-control', 'no-store'); // the session token
     return identity.verifyChallenge(request.body);

@@ -43,6 +43,9 @@ export const VerifyBody = Type.Object({
 
 export const ChallengeValidationCodes = {
   'body.agent_id': { status: 422, code: 'INVALID_AGENT_ID', message: 'agent_id is required and must be a UUID' },
+};
+export const VerifyValidationCodes = {
+  ...ChallengeValidationCodes,
   'body.challenge_id': { status: 422, code: 'CHALLENGE_ID_REQUIRED', message: 'challenge_id is required' },
   'body.signature': { status: 422, code: 'PASSPORT_SIGNATURE_REQUIRED', message: 'signature is required: base64 of the raw Ed25519 signature', keywords: ['required', 'minLength'] },
 };

@@ -67,7 +67,7 @@ export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog; a
     app.route({
       method, url: '/mcp',
       schema: { summary: `${method} /mcp: not used by the stateless MCP endpoint (405)`, tags: ['mcp'] },
-      config: { auth: 'key' },
+      config: { auth: 'key', success: [], errors: { 405: ['METHOD_NOT_ALLOWED'] } },
       handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(notAllowed),
     });
   }

@@ -50,7 +50,7 @@ export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox =
 
   app.get('/v1/memory/search', {
     schema: { querystring: SearchQuery, summary: 'Semantic search over your memories', tags: ['memory'] },
-    config: { auth: 'key', errors: { 402: ['INSUFFICIENT_CREDITS'], 422: ['MEMORY_QUERY_REQUIRED'], 429: ['RATE_LIMIT_EXCEEDED'], 503: ['MEMORY_SEARCH_UNAVAILABLE'] }, validationCodes: SearchValidationCodes },
+    config: { auth: 'key', errors: { 422: ['MEMORY_QUERY_REQUIRED'], 429: ['RATE_LIMIT_EXCEEDED'], 503: ['MEMORY_SEARCH_UNAVAILABLE'] }, validationCodes: SearchValidationCodes },
   }, async (request) => memory.search(caller(request), request.query));
 
   app.put('/v1/memory/:key', {
