@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers/engines';
@@ -46,6 +48,39 @@ describe('the svc process', () => {
     expect(me.status).toBe(200);
     second.child.kill('SIGINT');
     expect(await exitOf(second.child)).toBe(0);
+  });
+
+  // Several instances on one PostgreSQL database are the point: no lock there.
+  test.skipIf(process.env.SVC_TEST_ENGINE === 'postgres')('one process per SQLite data directory: a second start stops with one line naming the first; a lock left by a dead process is taken over', async () => {
+    const first = await startServerProcess(db.env);
+    const pidFile = join(db.dataDir, 'svc.pid');
+    expect(readFileSync(pidFile, 'utf8').trim()).toBe(String(first.child.pid));
+    const second = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, ...db.env, PORT: '0', LOG_LEVEL: 'warn' }, encoding: 'utf8', timeout: 30_000 });
+    expect(second.status).toBe(1);
+    expect(second.stderr.trim().split('\n')).toEqual([expect.stringContaining(`another svc process (pid ${first.child.pid}) is using this data directory`)]);
+    first.child.kill('SIGTERM');
+    expect(await exitOf(first.child)).toBe(0);
+    expect(existsSync(pidFile)).toBe(false); // released on a clean stop
+    writeFileSync(pidFile, `${second.pid}\n`); // a process that is gone (killed -9, say) left its file
+    const third = await startServerProcess(db.env);
+    expect(readFileSync(pidFile, 'utf8').trim()).toBe(String(third.child.pid));
+    third.child.kill('SIGTERM');
+    expect(await exitOf(third.child)).toBe(0);
+  }, 90_000);
+
+  test('settings found bad when a component is built, and a bad date, also stop start-up with exit code 2', () => {
+    for (const [env, says] of [
+      [{ SVC_EMBEDDINGS: 'openai', SVC_EMBEDDINGS_MODEL: 'nomic-embed-text' }, 'SVC_EMBEDDINGS_DIMENSIONS must be set'],
+      [{ SVC_FOUNDING_PERIOD_END: 'notadate' }, 'SVC_FOUNDING_PERIOD_END must be an ISO 8601 date-time'],
+      [{ SVC_STRIPE_JS_URL: 'notaurl' }, 'SVC_STRIPE_JS_URL must be a URL'],
+    ] as const) {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        env: { ...process.env, ...db.env, PORT: '0', ...env }, encoding: 'utf8', timeout: 30_000,
+      });
+      expect(r.status, says).toBe(2);
+      expect(r.stderr).toContain(says);
+      expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    }
   });
 
   test('a bad setting stops start-up with a clear message and exit code 2', () => {

@@ -1,4 +1,4 @@
-import { bool, group, int, optionalStr, optionalUrl, str } from './define';
+import { bool, group, int, optionalStr, optionalUrl, str, url } from './define';
 
 /**
  * Billing is "configured" when the three Stripe secrets are set; otherwise checkout answers
@@ -11,7 +11,7 @@ export const billingSettings = group('Billing and metering', {
   stripePublishableKey: optionalStr('STRIPE_PUBLISHABLE_KEY', 'Stripe publishable key (pk_...) handed to the billing page.'),
   stripeWebhookSecret: optionalStr('STRIPE_WEBHOOK_SECRET', 'Signing secret (whsec_...) of the webhook endpoint /v1/billing/payment-processor/webhook.'),
   stripeApiBase: optionalUrl('SVC_STRIPE_API_BASE', 'Stripe API base address. Default: https://api.stripe.com. Tests point it at a loopback fake.'),
-  stripeJsUrl: str('SVC_STRIPE_JS_URL', 'https://js.stripe.com/v3/', 'Stripe.js loaded by the billing page (must be served by Stripe in production).'),
+  stripeJsUrl: url('SVC_STRIPE_JS_URL', 'https://js.stripe.com/v3/', 'Stripe.js loaded by the billing page (must be served by Stripe in production).'),
   webhookToleranceSeconds: int('SVC_STRIPE_WEBHOOK_TOLERANCE_SECONDS', 300, 'Maximum age of a webhook signature timestamp.', { min: 10, max: 3600 }),
   billingPageUrl: optionalUrl('SVC_BILLING_PAGE_URL', 'Address of the billing page. Default: <base>/billing (served by svc).'),
   referralPayoutsEnabled: bool('SVC_REFERRAL_PAYOUTS_ENABLED', false, 'Pay 0.50 USD of credit to referrers of agents that meet the activity rules (docs/billing.md).'),

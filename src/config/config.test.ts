@@ -27,6 +27,26 @@ describe('loadConfig', () => {
   test('bounds are enforced', () => {
     expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT must be at most 65535/);
     expect(() => loadConfig({ SVC_CHALLENGE_TTL_SECONDS: '5' })).toThrow(/at least 10/);
+    // Timers past Node's limit (2^31 - 1 ms) would fire every millisecond.
+    expect(() => loadConfig({ SVC_QUEUE_POLL_INTERVAL_MS: '3000000000' })).toThrow(/SVC_QUEUE_POLL_INTERVAL_MS must be at most/);
+    expect(() => loadConfig({ SVC_BLOB_SWEEP_INTERVAL_SECONDS: '3000000' })).toThrow(/SVC_BLOB_SWEEP_INTERVAL_SECONDS must be at most/);
+  });
+
+  test('dates, URLs, origins and domains are checked as what they are', () => {
+    expect(loadConfig({ SVC_TERMS_VERSION: '2027-01-31', SVC_FOUNDING_PERIOD_END: '2027-06-30T12:00:00+02:00' }).core.termsVersion).toBe('2027-01-31');
+    for (const [env, says] of [
+      [{ SVC_TERMS_VERSION: 'banana' }, 'SVC_TERMS_VERSION must be a date'],
+      [{ SVC_TERMS_VERSION: '2026-02-30' }, 'SVC_TERMS_VERSION must be a date'],
+      [{ SVC_FOUNDING_PERIOD_END: '2027-06-30' }, 'SVC_FOUNDING_PERIOD_END must be an ISO 8601 date-time'],
+      [{ SVC_STRIPE_JS_URL: 'js.stripe.com/v3' }, 'SVC_STRIPE_JS_URL must be a URL'],
+      [{ SVC_MCP_ALLOWED_ORIGINS: 'inspector.example' }, '"inspector.example" is not an origin'],
+      [{ SVC_MCP_ALLOWED_ORIGINS: 'https://ok.example, https://a.example/path' }, '"https://a.example/path" is not an origin'],
+      [{ SVC_NEWS_DOMAINS: 'reuters.com, not a domain' }, '"not a domain" is not a domain name'],
+    ] as const) {
+      expect(() => loadConfig(env), says).toThrow(says);
+    }
+    expect(loadConfig({ SVC_MCP_ALLOWED_ORIGINS: 'http://127.0.0.1:6274,https://x.example/' }).discovery.mcpAllowedOrigins).toHaveLength(2);
+    expect(loadConfig({ SVC_NEWS_DOMAINS: 'www.Example.co.uk,bbc.com.' }).search.newsDomains).toEqual(['www.Example.co.uk', 'bbc.com.']);
   });
 
   test('SVC_BASE_URL drives links; trailing slash removed', () => {

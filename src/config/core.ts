@@ -1,4 +1,4 @@
-import { bool, group, int, oneOf, optionalStr, optionalUrl, str } from './define';
+import { bool, date, group, int, oneOf, optionalStr, optionalUrl, str } from './define';
 
 export const coreSettings = group('Core', {
   host: str('HOST', '127.0.0.1', 'Address to listen on. Use 0.0.0.0 to accept connections from other machines.'),
@@ -12,11 +12,11 @@ export const coreSettings = group('Core', {
   adminKey: optionalStr('SVC_ADMIN_KEY', 'Secret for admin routes (header X-Admin-Key). Unset: admin routes answer 503 ADMIN_NOT_CONFIGURED.'),
   instanceId: optionalStr('SVC_INSTANCE_ID', 'Name of this instance in `_svc.served_by`. Default: host name and process id.'),
   termsUrl: optionalUrl('SVC_TERMS_URL', 'Terms of service address. Default: <base>/terms.'),
-  termsVersion: str('SVC_TERMS_VERSION', '2026-11-01', 'Version (a date) of the terms, echoed as `_svc.terms_version`.'),
+  termsVersion: date('SVC_TERMS_VERSION', '2026-11-01', 'Version (a date, YYYY-MM-DD) of the terms, echoed as `_svc.terms_version`.'),
   authCacheMs: int('SVC_AUTH_CACHE_MS', 2000, 'How long an instance may reuse a verified API key or session lookup (milliseconds; 0 disables). Revocation on the same instance takes effect at once; other instances see it within this time.', { min: 0, max: 60_000 }),
   challengeTtlSeconds: int('SVC_CHALLENGE_TTL_SECONDS', 300, 'Lifetime of a passport challenge nonce.', { min: 10, max: 3600 }),
   affiliationSecret: optionalStr('SVC_AFFILIATION_SECRET', 'HMAC secret for declared_affiliation_token (format `<org>.<hex hmac-sha256(org)>`). Unset: every token is ignored.'),
   redisUrl: optionalUrl('REDIS_URL', 'Redis for rate limits and caches shared across instances. Unset: in-process.', ['redis:', 'rediss:']),
   outboundAllowLoopback: bool('SVC_OUTBOUND_ALLOW_LOOPBACK', false, 'Let the guarded outbound client reach loopback addresses. For tests only; never in production.'),
-  foundingPeriodEnd: str('SVC_FOUNDING_PERIOD_END', '2027-06-30T00:00:00Z', 'End of the founding period reported by the community statistics.'),
+  foundingPeriodEnd: date('SVC_FOUNDING_PERIOD_END', '2027-06-30T00:00:00Z', 'End of the founding period reported by the community statistics (ISO 8601 date-time with its zone).', { time: true }),
 });

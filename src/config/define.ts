@@ -91,12 +91,41 @@ export function optionalUrl(env: string, doc: string, schemes: string[] = ['http
   });
 }
 
-/** Comma-separated list. */
-export function list(env: string, def: string[], doc: string): Setting<string[]> {
+/**
+ * An ISO 8601 date (`2026-11-01`), or with `time` a date-time with its zone (`2027-06-30T00:00:00Z`),
+ * that exists on the calendar; kept as written.
+ */
+export function date(env: string, def: string, doc: string, opts: { time?: boolean } = {}): Setting<string> {
+  const form = opts.time ? /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/ : /^\d{4}-\d{2}-\d{2}$/;
+  return make(env, doc, def, (raw) => {
+    if (blank(raw)) return def;
+    const text = raw!.trim();
+    const ms = Date.parse(text);
+    // Date.parse rolls 2026-02-30 over to March: the day read back must be the day written.
+    if (!form.test(text) || Number.isNaN(ms) || (!opts.time && new Date(ms).toISOString().slice(0, 10) !== text)) {
+      throw new SettingProblem(`${env} must be ${opts.time ? 'an ISO 8601 date-time with its zone, e.g. 2027-06-30T00:00:00Z' : 'a date, YYYY-MM-DD'}, got "${text}"`);
+    }
+    return text;
+  });
+}
+
+/** Comma-separated list; `check` returns why an item is refused (or undefined when it is fine). */
+export function list(env: string, def: string[], doc: string, check?: (item: string) => string | undefined): Setting<string[]> {
   return make(env, doc, def.join(','), (raw) => {
     if (blank(raw)) return def;
-    return raw!.split(',').map((s) => s.trim()).filter(Boolean);
+    const items = raw!.split(',').map((s) => s.trim()).filter(Boolean);
+    for (const item of items) {
+      const problem = check?.(item);
+      if (problem) throw new SettingProblem(`${env}: "${item}" ${problem}`);
+    }
+    return items;
   });
+}
+
+/** A URL that must be set (http or https unless other schemes are given). */
+export function url(env: string, def: string, doc: string, schemes: string[] = ['http:', 'https:']): Setting<string> {
+  const optional = optionalUrl(env, doc, schemes);
+  return make(env, doc, def, (raw) => optional.read(raw) ?? def);
 }
 
 export type SettingsShape = Record<string, Setting<unknown>>;

@@ -44,7 +44,8 @@ export const searchSettings = group('Web search providers', {
   cacheTtlSeconds: int('SVC_SEARCH_CACHE_TTL_SECONDS', 900, 'How long a primary-provider answer is reused for the same (query, num_results).', { min: 1, max: 604_800 }),
   cacheMaxEntries: int('SVC_SEARCH_CACHE_MAX_ENTRIES', 1000, 'Capacity of the in-process cache (least recently used answers are dropped first).', { min: 1, max: 1_000_000 }),
   newsDomains: list('SVC_NEWS_DOMAINS', DEFAULT_NEWS_DOMAINS,
-    'Comma-separated domains scored 0.8 as major news sources (subdomains match). Replaces the default list.'),
+    'Comma-separated domains scored 0.8 as major news sources (subdomains match). Replaces the default list.',
+    (d) => (/^(?!-)[a-z0-9-]+(\.[a-z0-9-]+)+\.?$/i.test(d.replace(/^www\./i, '')) ? undefined : 'is not a domain name (e.g. reuters.com)')),
   browseProbationHours: int('SVC_BROWSE_PROBATION_HOURS', 24,
     'Hours after registration during which a free-tier agent is probationary: dynamic browse answers 403 BROWSE_DYNAMIC_TRUST_TIER (static browse works). Buying credit ends it at once; 0 disables probation.', { min: 0, max: 8760 }),
 });
