@@ -1,7 +1,7 @@
 /**
  * A tiny declarative settings layer: every setting names its environment variable, its default and
  * its documentation once; `loadConfig` validates them all at start-up, and `docs/configuration.md`
- * and the README table are generated from the same definitions (`npm run config:docs`).
+ * is generated from the same definitions (`npm run config:docs`).
  */
 export interface Setting<T> {
   env: string;

@@ -1,6 +1,6 @@
 import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { generateEd25519, hasSmallOrder, KeyFormatError, parseEd25519PublicKey, publicKeyPem, signEd25519, verifyEd25519 } from './ed25519';
+import { generateEd25519, hasSmallOrder, isCurvePoint, KeyFormatError, parseEd25519PublicKey, publicKeyPem, signEd25519, verifyEd25519 } from './ed25519';
 
 // Ed25519 arithmetic in BigInt, only to check the small-order table independently of it.
 const P = 2n ** 255n - 19n;
@@ -47,6 +47,33 @@ describe('small-order public keys', () => {
     // The small-order subgroup has 8 points: (0, ±1), (±√-1, 0) and four with y = ±y8: five y values, all refused,
     // in either sign, and the non-canonical encodings y + p that fit in 255 bits (p ≡ 0 and p + 1 ≡ 1).
     for (const y of [...small, P, P + 1n]) for (const sign of [0, 1]) expect(hasSmallOrder(rawOfY(y, sign))).toBe(true);
+  });
+
+  test('curve points: every real key is one; 32 bytes that decode to none (or to "-0", or y ≥ p) are refused as keys', () => {
+    expect(pow(2n, (P - 1n) / 4n)).toBe(SQRT_M1); // the module's constants, recomputed here
+    for (let i = 0; i < 200; i++) {
+      const pem = generateEd25519().publicKeyPem;
+      expect(isCurvePoint(createPublicKey(pem).export({ format: 'der', type: 'spki' }).subarray(12))).toBe(true);
+    }
+    const y2 = Buffer.alloc(32);
+    y2[0] = 2; // y = 2: x² = 3 / (4d + 1) has no root
+    expect(isCurvePoint(y2)).toBe(false);
+    const big = Buffer.from(`f0${'ff'.repeat(30)}7f`, 'hex'); // y ≥ p: not canonical
+    expect(isCurvePoint(big)).toBe(false);
+    const negZero = Buffer.alloc(32);
+    negZero[0] = 1;
+    negZero[31] = 0x80; // y = 1 with the sign bit set: x = 0 cannot be negative
+    expect(isCurvePoint(negZero)).toBe(false);
+    // Independently: a y is a point exactly when (y² - 1)/(d y² + 1) is a square (Euler's criterion).
+    for (let yv = 2n; yv < 40n; yv++) {
+      const x2 = mod((yv * yv - 1n) * inv(mod(D * yv * yv + 1n)));
+      const square = x2 === 0n || pow(x2, (P - 1n) / 2n) === 1n;
+      const raw = Buffer.alloc(32);
+      raw.writeUInt8(Number(yv), 0);
+      expect(isCurvePoint(raw), `y = ${yv}`).toBe(square);
+    }
+    expect(() => parseEd25519PublicKey(y2.toString('base64'))).toThrow(/not a point of the Ed25519 curve/);
+    expect(() => parseEd25519PublicKey(big.toString('base64'))).toThrow(KeyFormatError);
   });
 
   test('ordinary keys are not of small order', () => {

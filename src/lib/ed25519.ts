@@ -30,6 +30,40 @@ export function hasSmallOrder(raw: Uint8Array): boolean {
   });
 }
 
+const P = 2n ** 255n - 19n;
+const D = 37095705934669439343138083508754565189542113879843219016388785533085940283555n; // -121665/121666 mod p
+const SQRT_M1 = 19681161376707505956807079304988542015446066515923890162744021073123829784752n; // 2^((p-1)/4) mod p
+const mod = (a: bigint) => ((a % P) + P) % P;
+function pow(b: bigint, e: bigint): bigint {
+  let r = 1n;
+  for (b = mod(b); e > 0n; e >>= 1n, b = (b * b) % P) if (e & 1n) r = (r * b) % P;
+  return r;
+}
+
+/**
+ * Whether 32 bytes decode to a point of the curve (RFC 8032 5.1.3): a canonical y (< p) for which
+ * x² = (y² - 1) / (d·y² + 1) has a root, and not "-0". Node takes any 32 bytes as an Ed25519 key, and
+ * one that is no point can never verify a signature: the agent's passport would be dead for good.
+ */
+export function isCurvePoint(raw: Uint8Array): boolean {
+  if (raw.length !== 32) return false;
+  const sign = raw[31] >> 7;
+  let y = 0n;
+  for (let i = 31; i >= 0; i--) y = (y << 8n) | BigInt(i === 31 ? raw[i] & 0x7f : raw[i]);
+  if (y >= P) return false;
+  const y2 = (y * y) % P;
+  const u = mod(y2 - 1n);
+  const v = mod(D * y2 + 1n);
+  const v3 = (v * v % P) * v % P;
+  let x = (u * v3 % P) * pow(u * (v3 * v3 % P) * v % P, (P - 5n) / 8n) % P;
+  const vx2 = v * (x * x % P) % P;
+  if (vx2 !== u) {
+    if (vx2 !== mod(-u)) return false;
+    x = x * SQRT_M1 % P;
+  }
+  return !(x === 0n && sign === 1);
+}
+
 const rawOf = (key: KeyObject): Buffer => key.export({ format: 'der', type: 'spki' }).subarray(SPKI_PREFIX.length);
 
 /**
@@ -38,7 +72,9 @@ const rawOf = (key: KeyObject): Buffer => key.export({ format: 'der', type: 'spk
  */
 export function parseEd25519PublicKey(input: string): KeyObject {
   const key = readEd25519PublicKey(input);
-  if (hasSmallOrder(rawOf(key))) throw new KeyFormatError('a point of small order is not a usable public key');
+  const raw = rawOf(key);
+  if (!isCurvePoint(raw)) throw new KeyFormatError('these 32 bytes are not a point of the Ed25519 curve: no signature could ever verify against them');
+  if (hasSmallOrder(raw)) throw new KeyFormatError('a point of small order is not a usable public key');
   return key;
 }
 
