@@ -124,6 +124,19 @@ describe('challenge and session exchange', () => {
     expect(admin.body.error_code).toBe('INVALID_ADMIN_KEY');
   });
 
+  test('an agent keeps its 20 newest challenges: calling the public route does not grow the table; the newest still verify', async () => {
+    const c = await t.registerAgent();
+    const issued = [];
+    for (let i = 0; i < 25; i++) {
+      issued.push(await challenge(c.agentId));
+      t.clock.advanceSeconds(0.001);
+    }
+    const verify = (ch: any) => t.request('POST', '/v1/auth/passport/verify', { body: { agent_id: c.agentId, challenge_id: ch.challenge_id, signature: signEd25519(c.privateKeyPem, Buffer.from(ch.sign_payload)) } });
+    for (const old of issued.slice(0, 5)) expect((await verify(old)).body.error_code).toBe('CHALLENGE_NOT_FOUND'); // trimmed
+    expect((await verify(issued[24])).status).toBe(200);
+    expect((await verify(issued[5])).status).toBe(200); // the oldest of the 20 kept
+  });
+
   test('nonce is single use', async () => {
     const c = await challenge(a.agentId);
     const body = { agent_id: a.agentId, challenge_id: c.challenge_id, signature: signEd25519(a.privateKeyPem, Buffer.from(c.sign_payload)) };

@@ -43,6 +43,9 @@ export interface IdentityDeps {
 
 const DAY = 86_400_000;
 
+/** Challenges kept per agent (the newest); an older one answers CHALLENGE_NOT_FOUND. */
+export const MAX_OPEN_CHALLENGES = 20;
+
 export function createIdentityService(deps: IdentityDeps) {
   const { store, clock } = deps;
   const authCache = createAuthCache(deps.authCacheMs ?? 0);
@@ -258,7 +261,9 @@ export function createIdentityService(deps: IdentityDeps) {
         issued_at: now, expires_at: now + deps.challengeTtlSeconds * 1000, used_at: null,
       };
       await store.insertChallenge(challenge);
-      // Expired challenges are useless; trim them opportunistically.
+      // The route is public: an agent keeps its newest challenges only, so the table grows with the
+      // agents, not with the calls (a client signs the one it just asked for). Expired ones go too.
+      await store.trimChallenges(id, MAX_OPEN_CHALLENGES);
       await store.deleteExpiredChallenges(now - DAY);
       const fields = {
         agentId: id, challengeId: challenge.challenge_id, nonce: challenge.nonce,

@@ -156,6 +156,14 @@ export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Databa
       return Number(r.numUpdatedRows) === 1;
     },
 
+    /** Keeps the agent's `keep` newest challenges (used or not) and deletes the rest. */
+    trimChallenges(agentId: string, keep: number) {
+      return db.deleteFrom('passport_challenges').where('agent_id', '=', agentId)
+        .where('challenge_id', 'not in', db.selectFrom('passport_challenges').select('challenge_id').where('agent_id', '=', agentId)
+          .orderBy('issued_at', 'desc').orderBy('challenge_id', 'desc').limit(keep))
+        .execute();
+    },
+
     deleteExpiredChallenges(before: number) {
       return db.deleteFrom('passport_challenges').where('expires_at', '<', before).execute();
     },
