@@ -27,7 +27,8 @@ function raw(head: string): Promise<{ status: number; headers: string; body: any
       try { parsed = JSON.parse(body); } catch { /* not JSON */ }
       resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(headers)?.[1]), headers, body: parsed });
     });
-    socket.end(`${head}\r\nConnection: close\r\n\r\n`, 'latin1');
+    // Written, not ended: a client that half-closes may see its connection dropped before the answer.
+    socket.write(`${head}\r\nConnection: close\r\n\r\n`, 'latin1');
   });
 }
 

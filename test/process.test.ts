@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -74,14 +75,15 @@ describe('the svc process', () => {
       [{ SVC_FOUNDING_PERIOD_END: 'notadate' }, 'SVC_FOUNDING_PERIOD_END must be an ISO 8601 date-time'],
       [{ SVC_STRIPE_JS_URL: 'notaurl' }, 'SVC_STRIPE_JS_URL must be a URL'],
     ] as const) {
+      // Its own SQLite directory: PGlite serves one connection, which the other tests' processes may hold.
       const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-        env: { ...process.env, ...db.env, PORT: '0', ...env }, encoding: 'utf8', timeout: 30_000,
+        env: { ...process.env, DATABASE_URL: '', SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-bad-setting-')), PORT: '0', ...env }, encoding: 'utf8', timeout: 30_000,
       });
       expect(r.status, says).toBe(2);
       expect(r.stderr).toContain(says);
       expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
     }
-  });
+  }, 120_000);
 
   test('a bad setting stops start-up with a clear message and exit code 2', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
