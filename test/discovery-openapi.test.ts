@@ -54,6 +54,9 @@ describe('GET /openapi.json', () => {
     expect(ok('/v1/blobs/{blob_id}/parse', 'post')).toEqual(['200', '202']);
     expect(ok('/v1/billing/packs/checkout', 'post')).toEqual([]);
     expect(ok('/v1/me', 'get')).toEqual(['200']);
+    // A body of optional fields may be left out (the spec's parse request is "no body").
+    expect(doc.paths['/v1/blobs/{blob_id}/parse'].post.requestBody.required).toBe(false);
+    expect(doc.paths['/v1/register'].post.requestBody.required).toBe(true);
     const codes = (path: string, method: string, status: number) => doc.paths[path][method].responses[String(status)].content['application/json'].schema['x-svc-error-codes'];
     expect(codes('/v1/search', 'get', 402)).toEqual(['INSUFFICIENT_CREDITS']);
     expect(codes('/v1/search', 'get', 429)).toEqual(['SEARCH_CALLS_LIMIT']);

@@ -63,6 +63,8 @@ function decorate(doc: Record<string, any>, table: RouteTable) {
       op.security = SECURITY[route.auth];
       op['x-svc-auth'] = route.auth;
       op.responses ??= {};
+      // A body whose fields are all optional may be left out (parse, billing setup): say so.
+      if (op.requestBody && route.body && !((route.body as { required?: unknown[] }).required ?? []).length) op.requestBody.required = false;
       // @fastify/swagger writes a 200 for a route without a response schema; the route says its own.
       const plain = op.responses['200'];
       if (plain && !route.success.includes(200)) delete op.responses['200'];
