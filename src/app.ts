@@ -110,8 +110,6 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const toolCatalog = createToolCatalog(routeTable, config.core.baseUrl);
 
   // ---- modules ----
-  let limiterStatus: (() => 'in-process' | 'ok' | 'unavailable') | undefined;
-  await app.register(healthRoutes({ db: database.db, engine: database.engine, redis: () => limiterStatus?.() ?? 'in-process' }));
   await app.register(identityRoutes({ identity, envelope, baseUrl: config.core.baseUrl }));
   // Embedder + vector index + outbox indexer, shared by memory, commons and blob search.
   const vectors = await createVectorRuntime({ config, database, clock, log: (msg, err) => app.log.warn({ err }, msg) });
@@ -122,7 +120,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   });
   await app.register(billing.routes);
   const memory = createMemoryModule({ config, database, clock, vectors, envelope, meter: billing.memoryMeter, log: (msg, err) => app.log.error({ err }, msg) });
-  limiterStatus = () => memory.limiter.storeStatus();
+  // Health reports the shared store the rate limits use (Redis when configured).
+  await app.register(healthRoutes({ db: database.db, engine: database.engine, redis: () => memory.limiter.storeStatus() }));
   await app.register(memory.routes);
   const commons = createCommonsModule({ config, database, clock, limiter: memory.limiter, vectors, log: (msg, err) => app.log.error({ err }, msg) });
   await app.register(commons.routes);

@@ -18,23 +18,17 @@ import { createMcpServer } from './server';
  * Origin header and are not affected.
  */
 function originGuard(allowed: string[]) {
-  const origins = new Set(allowed.map((o) => {
+  const originOf = (text: string): string => {
     try {
-      return new URL(o).origin;
+      return new URL(text).origin;
     } catch {
-      return o;
+      return text; // "null", or no URL at all: matches nothing allowed
     }
-  }));
+  };
+  const origins = new Set(allowed.map(originOf));
   return async (request: FastifyRequest) => {
     const origin = request.headers.origin;
-    if (origin === undefined) return;
-    let normal: string;
-    try {
-      normal = new URL(origin).origin;
-    } catch {
-      normal = origin;
-    }
-    if (!origins.has(normal)) {
+    if (origin !== undefined && !origins.has(originOf(origin))) {
       throw new ApiError(403, 'ORIGIN_NOT_ALLOWED', `Origin ${origin} may not call /mcp (allowed: svc's own origin and SVC_MCP_ALLOWED_ORIGINS)`);
     }
   };
