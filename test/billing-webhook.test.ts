@@ -145,7 +145,10 @@ describe('consent and auto top-up', () => {
     return a;
   }
   const offSession = () => fake.requests.filter((r) => r.path === '/v1/payment_intents' && r.form.off_session === 'true');
+  // The refill runs after the charge's commit, off the caller's path: wait for what it does (bounded),
+  // then a quiet spell in which a second, wrong charge would show.
   const settle = () => new Promise((r) => setTimeout(r, 150));
+  const within = { timeout: 10_000, interval: 20 };
 
   test('one off-session charge per dip, never two; credits land once; the next dip refills again', async () => {
     const a = await withConsent('pm_card_visa', 50);
@@ -154,11 +157,12 @@ describe('consent and auto top-up', () => {
     const before = offSession().length;
     // 14 credits, 3 per browse: 11 → 8 (under 10: the dip) → 5 → 2, all in parallel
     const r1 = await Promise.allSettled(Array.from({ length: 6 }, () => m.metering.charge(a.agentId, 'browse_static')));
+    const ok1 = r1.filter((x) => x.status === 'fulfilled').length;
+    await expect.poll(() => balance(a.apiKey), within).toBe(((14 + 50 - 3 * ok1) / 100).toFixed(4));
     await settle();
     const charges = offSession().slice(before);
     expect(charges).toHaveLength(1);
     expect(charges[0].form).toMatchObject({ amount: '50', confirm: 'true', off_session: 'true', payment_method: 'pm_card_visa', metadata: { agent_id: a.agentId, purchase_type: 'auto_topup', credits: '50' } });
-    const ok1 = r1.filter((x) => x.status === 'fulfilled').length;
     expect(await balance(a.apiKey)).toBe(((14 + 50 - 3 * ok1) / 100).toFixed(4));
     // The webhook for the same intent grants nothing more.
     const pi = fake.intents.get([...fake.intents.keys()].at(-1)!);
@@ -166,9 +170,10 @@ describe('consent and auto top-up', () => {
     expect(await balance(a.apiKey)).toBe(((14 + 50 - 3 * ok1) / 100).toFixed(4));
     // Back above the threshold the dip is over: spending under it again refills once more.
     const r2 = await Promise.allSettled(Array.from({ length: 20 }, () => m.metering.charge(a.agentId, 'browse_static')));
+    const ok2 = r2.filter((x) => x.status === 'fulfilled').length;
+    await expect.poll(() => balance(a.apiKey), within).toBe(((14 + 100 - 3 * (ok1 + ok2)) / 100).toFixed(4));
     await settle();
     expect(offSession().length - before).toBe(2);
-    const ok2 = r2.filter((x) => x.status === 'fulfilled').length;
     expect(await balance(a.apiKey)).toBe(((14 + 100 - 3 * (ok1 + ok2)) / 100).toFixed(4));
   });
 
@@ -196,6 +201,7 @@ describe('consent and auto top-up', () => {
     const before = offSession().length;
     await Promise.all(Array.from({ length: 20 }, () => m.metering.charge(a.agentId, 'browse_static')));
     await m.metering.charge(a.agentId, 'browse_static'); // 4 → 1: dip
+    await expect.poll(() => offSession().length - before, within).toBe(1);
     await settle();
     await expect(m.metering.charge(a.agentId, 'browse_static')).rejects.toMatchObject({ code: 'INSUFFICIENT_CREDITS' });
     await settle();

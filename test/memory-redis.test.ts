@@ -37,8 +37,11 @@ test.skipIf(pglite)('two instances share one agent\'s per-minute budget through 
   const reg = await apps[0].app.inject({ method: 'POST', url: '/v1/register', payload: { agent_name: `redis-${randomUUID().slice(0, 8)}`, owner_identifier: randomUUID(), agree_to_terms: true } });
   const token = reg.json().api_key as string;
   const hit = (i: number) => apps[i % 2].app.inject({ method: 'GET', url: '/v1/memory/stats', headers: { authorization: `Bearer ${token}` } });
-  // The Redis client connects in the background; the first hits may pass unlimited (fail open) — wait for it.
-  await new Promise((r) => setTimeout(r, 300));
+  // The Redis client connects in the background; the first hits may pass unlimited (fail open) — wait
+  // until both instances say it is connected (a fixed pause was too short on a loaded machine).
+  for (const a of apps) {
+    for (let i = 0; i < 100 && (await a.app.inject({ method: 'GET', url: '/health' })).json().redis !== 'ok'; i++) await new Promise((r) => setTimeout(r, 50));
+  }
   const statuses: number[] = [];
   for (let i = 0; i < 8; i++) statuses.push((await hit(i)).statusCode);
   expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
