@@ -30,9 +30,6 @@ async function main(): Promise<void> {
     lock?.release();
     process.exit(1);
   }
-  app.log.info(`svc listening on ${address} (database: ${config.core.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.core.dataDir}`})`);
-  process.stdout.write(`svc listening on ${address}\n`);
-
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -43,8 +40,12 @@ async function main(): Promise<void> {
     force.unref();
     app.close().then(() => { lock?.release(); process.exit(0); }, () => { lock?.release(); process.exit(1); });
   };
+  // Handlers before the line that says svc is up: a supervisor (or a test) that stops svc as soon as
+  // it reads that line must reach shutdown, not the default action that ends the process at once.
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  app.log.info(`svc listening on ${address} (database: ${config.core.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.core.dataDir}`})`);
+  process.stdout.write(`svc listening on ${address}\n`);
 }
 
 void main();
