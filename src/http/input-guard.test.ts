@@ -19,7 +19,7 @@ describe('scanJson: numbers that may parse to Infinity (the cheap pre-check befo
     const hostile = `[${`${'1'.repeat(308)},`.repeat(3000)}1]`; // ~0.9 MB of 308-digit numbers
     const t0 = performance.now();
     expect(mayOverflow(hostile)).toBe(false);
-    expect(performance.now() - t0).toBeLessThan(200);
+    expect(performance.now() - t0).toBeLessThan(1000); // linear: a few ms; backtracking: minutes
   });
 });
 
