@@ -6,9 +6,10 @@
  * Pages: three of the extraction corpus (news article, wiki article, forum thread, 3–5 KiB each);
  * with PAGES=medium one ~34 KiB article and with PAGES=large one ~154 KiB article (the wiki page's
  * paragraphs repeated, with its navigation and sidebars), closer to the size of real article pages.
- * Served on loopback. Both paths use the same HTTP client (undici's fetch, the npm package svc
- * depends on): until the eleventh session svc was called with Node's global fetch (its bundled,
- * older undici), ~0.15 ms dearer per call than the client of the direct path on that machine.
+ * Served on loopback. Every call in the bench uses the same HTTP client (undici's fetch, the npm
+ * package svc depends on; CLIENT=request switches them all to undici.request): until the eleventh
+ * session svc was called with Node's global fetch (its bundled, older undici), ~0.15 ms dearer per
+ * call than the client of the direct path on that machine.
  *
  * A ceiling, also in the same rounds: a bare Fastify route in this process that does only the
  * direct path's work (undici fetch of the page, the same extraction) and answers the text as JSON,
@@ -26,7 +27,7 @@
 import Fastify from 'fastify';
 import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { fetch as undiciFetch } from 'undici';
+import { fetch as undiciFetch, request as undiciRequest } from 'undici';
 import { systemClock } from '../src/lib/clock';
 import { createExtractor } from '../src/infra/web/extractor';
 import { createCredits } from '../src/modules/billing/credits';
@@ -36,6 +37,20 @@ import { html, startWebServer, text } from '../test/fakes/web-server';
 import { registerAgent, startSvc } from './harness';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
+/**
+ * The HTTP client of every call in the bench (the direct path's page fetch, the relay's, and the calls
+ * to svc and the relay): `fetch` (default, undici's WHATWG fetch, as recorded until the nineteenth
+ * session) or `request` (undici.request, the lean client svc itself fetches pages with).
+ */
+const CLIENT = process.env.CLIENT === 'request' ? 'request' : 'fetch';
+async function call(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+  if (CLIENT === 'request') {
+    const res = await undiciRequest(url, { method: (init.method ?? 'GET') as 'GET', headers: init.headers, body: init.body });
+    return { status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.from(await res.body.arrayBuffer()) };
+  }
+  const res = await undiciFetch(url, init);
+  return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: Buffer.from(await res.arrayBuffer()) };
+}
 const WARM = Number(process.env.WARM ?? 300);
 const corpus = loadCorpus();
 /** The wiki page with its paragraphs repeated until about `kib` KiB more article text. */
@@ -63,9 +78,8 @@ const relayExtractor = createExtractor();
 const relay = Fastify({ logger: false });
 relay.post('/relay', async (request) => {
   const { url } = request.body as { url: string };
-  const res = await undiciFetch(url);
-  const body = Buffer.from(await res.arrayBuffer());
-  const page = await relayExtractor.extract({ body, contentType: res.headers.get('content-type') ?? '', url });
+  const res = await call(url);
+  const page = await relayExtractor.extract({ body: res.body, contentType: res.contentType, url });
   return { status: 'success', url, http_status: res.status, title: page.title, text: page.text };
 });
 const relayUrl = `${await relay.listen({ host: '127.0.0.1', port: 0 })}/relay`;
@@ -76,21 +90,20 @@ try {
   await createCredits({ store: createBillingStore(svc.svc.database), clock: systemClock })
     .add(agentId, { kind: 'grant', units: 1_000_000_000, ref: 'bench-grant' });
   const viaSvc = async (url: string) => {
-    const res = await undiciFetch(`${svc.url}/v1/browse`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
-    const body = (await res.json()) as { text?: string; error_code?: string };
+    const res = await call(`${svc.url}/v1/browse`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
+    const body = JSON.parse(res.body.toString('utf8')) as { text?: string; error_code?: string };
     if (res.status !== 200 || !body.text) throw new Error(`svc browse failed: ${res.status} ${body.error_code}`);
     return body.text.length;
   };
   const viaRelay = async (url: string) => {
-    const res = await undiciFetch(relayUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
-    const body = (await res.json()) as { text?: string };
+    const res = await call(relayUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
+    const body = JSON.parse(res.body.toString('utf8')) as { text?: string };
     if (res.status !== 200 || !body.text) throw new Error(`relay failed: ${res.status}`);
     return body.text.length;
   };
   const direct = async (url: string) => {
-    const res = await undiciFetch(url);
-    const body = Buffer.from(await res.arrayBuffer());
-    const page = await extractor.extract({ body, contentType: res.headers.get('content-type') ?? '', url });
+    const res = await call(url);
+    const page = await extractor.extract({ body: res.body, contentType: res.contentType, url });
     return page.text.length;
   };
   // Rounds rotate the order of the paths (each page in every order in turn), so load on the machine hits each alike.
@@ -117,7 +130,7 @@ try {
   const t = await rounds(ROUNDS);
   const ms = { svc: median(t.svc), direct: median(t.direct), relay: median(t.relay) };
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  console.log(`static browse, ${ROUNDS} rounds after ${WARM} warm-up rounds (WAL file ${(walBytes / 1024).toFixed(0)} KiB) over ${pages.length} pages (${pages.map((p) => `${p.file} ${(p.body.length / 1024).toFixed(0)} KiB`).join(', ')})`);
+  console.log(`static browse, client ${CLIENT}, ${ROUNDS} rounds after ${WARM} warm-up rounds (WAL file ${(walBytes / 1024).toFixed(0)} KiB) over ${pages.length} pages (${pages.map((p) => `${p.file} ${(p.body.length / 1024).toFixed(0)} KiB`).join(', ')})`);
   console.log(`  direct fetch + extraction: median ${ms.direct.toFixed(1)} ms, mean ${(sum(t.direct) / ROUNDS).toFixed(1)} ms`);
   console.log(`  svc POST /v1/browse:       median ${ms.svc.toFixed(1)} ms, mean ${(sum(t.svc) / ROUNDS).toFixed(1)} ms`);
   console.log(`  ratio (median) ${(ms.svc / ms.direct).toFixed(2)}x, ratio (mean) ${(sum(t.svc) / sum(t.direct)).toFixed(2)}x`);
