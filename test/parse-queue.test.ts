@@ -96,7 +96,8 @@ describe('job queue', () => {
     other.register(name, { run: async () => { ran++; } });
     await stalled.enqueue(name, {}, { dedupeKey: `${name}:l` });
     const hung = stalled.drain();
-    await new Promise((r) => setTimeout(r, 100));
+    // Claimed and running (polled: a fixed pause could end before the claim on a loaded machine).
+    for (let i = 0; i < 200 && (await stalled.get(`${name}:l`))?.state !== 'running'; i++) await new Promise((r) => setTimeout(r, 25));
     expect(await stalled.get(`${name}:l`)).toMatchObject({ state: 'running', attempts: 1 });
     expect(await other.drain()).toBe(0); // leased
     clock.advance(60_001);
