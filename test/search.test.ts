@@ -115,14 +115,27 @@ describe('GET /v1/search', () => {
     expect(ok.body.usage.calls_total).toBe(1);
   });
 
-  test('both providers rate-limited: 502 SEARCH_PROVIDER_ERROR still passes their Retry-After on', async () => {
+  test('both providers rate-limited: 502 SEARCH_PROVIDER_ERROR still passes the sooner wait on', async () => {
     const a = await w.agent();
-    brave.mode = 'http429';
-    tavily.mode = 'http429';
+    brave.mode = 'http429'; // no Retry-After: X-RateLimit-Reset "1, ..." with the per-second window exhausted
+    tavily.mode = 'http429'; // Retry-After: 7
     const res = await get('both limited', a.token);
     expect(res.status).toBe(502);
     expect(res.body.error_code).toBe('SEARCH_PROVIDER_ERROR');
-    expect(res.headers['retry-after']).toBe('7');
+    expect(res.headers['retry-after']).toBe('1');
+  });
+
+  test('Brave rate-limited without a fallback answer: Retry-After comes from its X-RateLimit-Reset, up to an hour', async () => {
+    const a = await w.agent();
+    brave.mode = 'http429'; // 429 RATE_LIMITED, per-second window exhausted
+    tavily.mode = 'http500';
+    const limited = await get('brave rate limited', a.token);
+    expect([limited.status, limited.body.error_code, limited.headers['retry-after']]).toEqual([502, 'SEARCH_PROVIDER_ERROR', '1']);
+    // The monthly quota's wait (~30 days) is the operator's to fix: not passed on to the agent.
+    brave.mode = 'quota'; // 429 QUOTA_LIMITED, monthly window exhausted
+    const quota = await get('brave quota', a.token);
+    expect([quota.status, quota.body.error_code]).toEqual([502, 'SEARCH_PROVIDER_ERROR']);
+    expect(quota.headers['retry-after']).toBeUndefined();
   });
 
   test.each([

@@ -6,23 +6,27 @@
  *   ok          results for the query (generated, or `hits` when a test sets them)
  *   empty       the provider's own "nothing found" answer (Brave omits `web` entirely)
  *   http500     500 with the provider's error body
- *   http429     429 rate limit, Retry-After: 7
- *   quota       Tavily: 432 plan usage limit; the others: as http429
+ *   http429     429 rate limit: Tavily and SearXNG with Retry-After: 7; Brave (which documents no
+ *               Retry-After) 429 RATE_LIMITED with X-RateLimit-Remaining "0, 1999" and
+ *               X-RateLimit-Reset "1, 2591000" (per-second and monthly windows)
+ *   quota       Tavily: 432 plan usage limit; Brave: 429 QUOTA_LIMITED, monthly window exhausted
+ *               (X-RateLimit-Remaining "1, 0", Reset "1, 2591000"); SearXNG: as http429
  *   hang        accepts the request and never answers (timeouts)
  *   stall_body  sends 200 headers and part of the body, then nothing (body-read timeouts)
  *   malformed   200 with a body that is not JSON
  *   wrong_shape 200 JSON without the results array the client needs
  *   engines_down (SearXNG) no results and every engine listed as unresponsive
+ *   json_disabled (SearXNG) `json` not in search.formats: 403 even for format=json
  * Wrong or missing key: Tavily 401 { detail: { error } }; Brave 422 ErrorResponse with code
  * SUBSCRIPTION_TOKEN_INVALID (the real Brave status for a bad token; it is not a 401).
- * Request validation mirrors the real limits: Brave count 1..20 and q <= 400 chars (422
+ * Request validation mirrors the real limits: Brave count 1..20 and q <= 400 chars and 50 words (422
  * VALIDATION), Tavily max_results 0..20 and query <= 400 chars (400), SearXNG format=json (else 403).
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type FakeProviderKind = 'searxng' | 'brave' | 'tavily';
-export type FakeMode = 'ok' | 'empty' | 'http500' | 'http429' | 'quota' | 'hang' | 'stall_body' | 'malformed' | 'wrong_shape' | 'engines_down';
+export type FakeMode = 'ok' | 'empty' | 'http500' | 'http429' | 'quota' | 'hang' | 'stall_body' | 'malformed' | 'wrong_shape' | 'engines_down' | 'json_disabled';
 
 /** A hit in provider-neutral form; the fake renders it in the provider's own fields. */
 export interface FakeHit {
@@ -99,6 +103,14 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 
 const braveError = (status: number, code: string, detail: string) =>
   ({ type: 'ErrorResponse', error: { id: '00000000-0000-4000-8000-000000000000', status, code, detail, meta: {} }, time: 1_700_000_000 });
+
+/** Brave's documented rate-limit headers (one value per window: per second, per month); no Retry-After. */
+const braveLimitHeaders = (v: { remaining: string; reset: string }): Record<string, string> => ({
+  'x-ratelimit-limit': '1, 2000',
+  'x-ratelimit-policy': '1;w=1, 2000;w=2592000',
+  'x-ratelimit-remaining': v.remaining,
+  'x-ratelimit-reset': v.reset,
+});
 
 function renderOk(kind: FakeProviderKind, q: string, hits: FakeHit[]): unknown {
   switch (kind) {
@@ -179,8 +191,9 @@ export async function startFakeSearchProvider(kind: FakeProviderKind, opts: { ap
     // Authentication and validation come before any mode, as on the real services.
     if (kind === 'brave' && !authorized) return send(res, 422, braveError(422, 'SUBSCRIPTION_TOKEN_INVALID', 'The provided subscription token is invalid.'));
     if (kind === 'tavily' && !authorized) return send(res, 401, { detail: { error: 'Unauthorized: missing or invalid API key.' } });
-    if (kind === 'searxng' && u.searchParams.get('format') !== 'json') return send(res, 403, '403 Forbidden');
-    if (kind === 'brave' && (q.trim() === '' || q.length > 400 || count === null || !(count >= 1 && count <= 20))) {
+    if (kind === 'searxng' && (u.searchParams.get('format') !== 'json' || state.mode === 'json_disabled')) return send(res, 403, '403 Forbidden');
+    const words = q.trim().split(/\s+/).length;
+    if (kind === 'brave' && (q.trim() === '' || q.length > 400 || words > 50 || count === null || !(count >= 1 && count <= 20))) {
       return send(res, 422, braveError(422, 'VALIDATION', 'Unable to validate request parameter(s)'));
     }
     if (kind === 'tavily') {
@@ -194,15 +207,24 @@ export async function startFakeSearchProvider(kind: FakeProviderKind, opts: { ap
         return send(res, 500, kind === 'brave' ? braveError(500, 'INTERNAL', 'Internal server error') : kind === 'tavily' ? { detail: { error: 'Internal Server Error' } } : 'Internal Server Error');
       case 'quota':
         if (kind === 'tavily') return send(res, 432, { detail: { error: "This request exceeds your plan's set usage limit. Please upgrade your plan or contact support@tavily.com" } });
-      // falls through: Brave and SearXNG report limits as 429
+        if (kind === 'brave') {
+          return send(res, 429, braveError(429, 'QUOTA_LIMITED', 'Request quota limit exceeded for plan.'),
+            braveLimitHeaders({ remaining: '1, 0', reset: '1, 2591000' }));
+        }
+      // falls through: SearXNG reports limits as 429
       case 'http429':
-        return send(res, 429, kind === 'brave' ? braveError(429, 'RATE_LIMITED', 'Request rate limit exceeded for plan.') : kind === 'tavily' ? { detail: { error: 'Rate limit exceeded.' } } : 'Too Many Requests', { 'retry-after': '7' });
+        if (kind === 'brave') {
+          return send(res, 429, braveError(429, 'RATE_LIMITED', 'Request rate limit exceeded for plan.'),
+            braveLimitHeaders({ remaining: '0, 1999', reset: '1, 2591000' }));
+        }
+        return send(res, 429, kind === 'tavily' ? { detail: { error: 'Your request has been blocked due to excessive requests. Please reduce rate of requests.' } } : 'Too Many Requests', { 'retry-after': '7' });
       case 'malformed':
         res.writeHead(200, { 'content-type': 'application/json' });
         return void res.end('{"results": [{"title": "cut off');
       case 'wrong_shape':
         return send(res, 200, kind === 'brave' ? { type: 'search', web: { type: 'search', results: 'none' } } : { query: q, results: { items: [] } });
       case 'empty':
+      case 'json_disabled': // only SearXNG has the setting
         return send(res, 200, renderEmpty(kind, q));
       case 'engines_down':
         if (kind === 'searxng') return send(res, 200, { ...(renderEmpty(kind, q) as object), unresponsive_engines: [['google', 'timeout'], ['duckduckgo', 'CAPTCHA']] });

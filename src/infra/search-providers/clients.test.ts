@@ -60,10 +60,11 @@ describe.each(['searxng', 'brave', 'tavily'] as const)('%s client', (kind) => {
     expect(e.httpStatus).toBe(502);
   });
 
-  test('HTTP 429 is a rate-limit error carrying Retry-After', async () => {
+  test('HTTP 429 is a rate-limit error carrying the wait (Retry-After; Brave: X-RateLimit-Reset)', async () => {
     fake.mode = 'http429';
     const e = await failure(p.search('q', 5));
-    expect([e.code, e.status, e.reason, e.retryAfterSeconds]).toEqual(['SEARCH_PROVIDER_ERROR', 429, 'rate_limited', 7]);
+    // Brave sends no Retry-After: its exhausted per-second window resets in 1 s.
+    expect([e.code, e.status, e.reason, e.retryAfterSeconds]).toEqual(['SEARCH_PROVIDER_ERROR', 429, 'rate_limited', kind === 'brave' ? 1 : 7]);
   });
 
   test('a body that is not JSON is a malformed-answer error', async () => {

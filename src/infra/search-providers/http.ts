@@ -20,8 +20,19 @@ export interface JsonCall {
   url: string;
   headers: Record<string, string>;
   body?: string;
-  /** Provider-specific reading of an error answer (e.g. Brave's 422 SUBSCRIPTION_TOKEN_INVALID). */
-  classify?: (status: number, body: unknown) => { reason?: SearchErrorReason; detail?: string } | undefined;
+  /**
+   * Provider-specific reading of an error answer (e.g. Brave's 422 SUBSCRIPTION_TOKEN_INVALID).
+   * `retryAfterSeconds` is used when the answer has no standard Retry-After header (Brave reports
+   * its limits in X-RateLimit-Reset instead).
+   */
+  classify?: (status: number, body: unknown, headers: ResponseHeaders) => ErrorReading | undefined;
+}
+
+export type ResponseHeaders = Dispatcher.ResponseData['headers'];
+export interface ErrorReading {
+  reason?: SearchErrorReason;
+  detail?: string;
+  retryAfterSeconds?: number;
 }
 
 const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
@@ -82,12 +93,12 @@ export async function callJson(call: JsonCall, opts: ProviderHttpOptions, signal
     const text = await readCapped(res.body, opts.maxBytes ?? DEFAULT_MAX_BYTES);
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const parsed = tryJson(text);
-      const c = call.classify?.(res.statusCode, parsed);
+      const c = call.classify?.(res.statusCode, parsed, res.headers);
       const reason = c?.reason ?? defaultReason(res.statusCode);
       const detail = c?.detail ?? short(text);
       throw new SearchProviderError('SEARCH_PROVIDER_ERROR', provider, reason,
         `${provider} answered HTTP ${res.statusCode}${detail ? `: ${detail}` : ''}`,
-        { status: res.statusCode, retryAfterSeconds: retryAfter(res.headers) });
+        { status: res.statusCode, retryAfterSeconds: retryAfter(res.headers) ?? c?.retryAfterSeconds });
     }
     const json = tryJson(text);
     if (json === undefined) {

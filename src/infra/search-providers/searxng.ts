@@ -3,14 +3,20 @@
  * search.formats in settings.yml (otherwise it answers 403). No key. SearXNG returns one page
  * (about 10 to 30 merged hits) whatever the count, so we take the first n of page 1.
  * Response: { query, results: [{ url, title, content, publishedDate, engine, ... }],
- * unresponsive_engines: [[engine, error], ...], ... }.
+ * unresponsive_engines: [[engine, error], ...], ... }. A 403 has no key behind it (SearXNG has
+ * none): it means the instance does not serve format=json, so it is logged as such, not as auth.
  */
-import { callJson, type ProviderHttpOptions } from './http';
+import { callJson, type ErrorReading, type ProviderHttpOptions } from './http';
 import { finalize, isObject } from './normalize';
 import { clampNumResults, SearchProviderError, type RawSearchResult, type SearchProvider } from './types';
 
 export interface SearxngOptions extends ProviderHttpOptions {
   baseUrl: string;
+}
+
+function classify(status: number): ErrorReading | undefined {
+  if (status === 403) return { reason: 'http_status', detail: 'format=json refused: add json to search.formats in settings.yml' };
+  return undefined;
 }
 
 export class SearxngProvider implements SearchProvider {
@@ -23,7 +29,7 @@ export class SearxngProvider implements SearchProvider {
     url.searchParams.set('q', q.trim());
     url.searchParams.set('format', 'json');
     url.searchParams.set('pageno', '1');
-    const body = await callJson({ provider: this.name, method: 'GET', url: url.href, headers: { accept: 'application/json' } }, this.opts, signal);
+    const body = await callJson({ provider: this.name, method: 'GET', url: url.href, headers: { accept: 'application/json' }, classify }, this.opts, signal);
     if (!isObject(body) || !Array.isArray(body.results)) {
       throw new SearchProviderError('SEARCH_PROVIDER_ERROR', this.name, 'malformed', 'searxng answer has no results array');
     }

@@ -1,7 +1,9 @@
 // What each client puts on the wire, and provider-specific readings of the answers.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { startBraveFake, startSearxngFake, startTavilyFake, type FakeSearchProvider } from '../../../test/fakes/search-providers';
-import { BraveProvider } from './brave';
+import { BraveProvider, braveRetryAfter } from './brave';
 import { capQuery, cleanText, finalize, toIsoDate } from './normalize';
 import { SearxngProvider } from './searxng';
 import { TavilyProvider } from './tavily';
@@ -41,6 +43,13 @@ describe('SearXNG', () => {
     const e = await failure(p.search('q', 5));
     expect([e.code, e.reason]).toEqual(['SEARCH_PROVIDER_ERROR', 'upstream_engines']);
     expect(e.message).toContain('google');
+  });
+
+  test('403 because the instance does not serve JSON is a provider error logged as such, not as a bad key', async () => {
+    fake.mode = 'json_disabled';
+    const e = await failure(new SearxngProvider({ baseUrl: fake.url, timeoutMs: 2000 }).search('q', 5));
+    expect([e.code, e.status, e.reason, e.httpStatus]).toEqual(['SEARCH_PROVIDER_ERROR', 403, 'http_status', 502]);
+    expect(e.message).toContain('search.formats');
   });
 
   test('an answer over maxBytes is refused', async () => {
@@ -91,6 +100,46 @@ describe('Brave', () => {
     ];
     const r = await brave().search('q', 3);
     expect(r.map((h) => h.published_date)).toEqual(['2023-09-04T15:17:02.000Z', '2024-01-05T00:00:00.000Z', null]);
+  });
+
+  test('the monthly quota is 429 QUOTA_LIMITED: a quota error, waiting until the monthly window resets', async () => {
+    fake.mode = 'quota';
+    const e = await failure(brave().search('q', 5));
+    expect([e.code, e.status, e.reason, e.retryAfterSeconds]).toEqual(['SEARCH_PROVIDER_ERROR', 429, 'quota', 2591000]);
+    expect(e.message).toContain('QUOTA_LIMITED');
+  });
+
+  test('the fake refuses what Brave refuses: more than 50 words, even under 400 characters', async () => {
+    const q = Array.from({ length: 51 }, (_, i) => `w${i}`).join(' ');
+    const res = await fetch(`${fake.url}/res/v1/web/search?q=${encodeURIComponent(q)}&count=5`, { headers: { 'x-subscription-token': fake.apiKey! } });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toMatchObject({ type: 'ErrorResponse', error: { code: 'VALIDATION' } });
+  });
+
+  test('an error in the `errors` array of the API reference examples is read like `error`', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ type: 'ErrorResponse', errors: [{ id: 'x', code: 'SUBSCRIPTION_NOT_FOUND', detail: 'No subscription found.', status: 404, meta: { component: 'subscriptions' } }], time: 1663072993 }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const e = await failure(new BraveProvider({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', timeoutMs: 2000 }).search('q', 1));
+      expect([e.code, e.status, e.reason]).toEqual(['SEARCH_PROVIDER_ERROR', 404, 'auth']);
+      expect(e.message).toContain('SUBSCRIPTION_NOT_FOUND');
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  test('braveRetryAfter reads the Reset of the exhausted window(s)', () => {
+    expect(braveRetryAfter({ 'x-ratelimit-remaining': '0, 1000', 'x-ratelimit-reset': '1, 1419704' })).toBe(1);
+    expect(braveRetryAfter({ 'x-ratelimit-remaining': '1, 0', 'x-ratelimit-reset': '1, 1419704' })).toBe(1419704);
+    expect(braveRetryAfter({ 'x-ratelimit-remaining': '0, 0', 'x-ratelimit-reset': '1, 1419704' })).toBe(1419704);
+    expect(braveRetryAfter({ 'x-ratelimit-remaining': '1, 1000', 'x-ratelimit-reset': '1, 1419704' })).toBeUndefined();
+    expect(braveRetryAfter({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1, 1419704' })).toBeUndefined();
+    expect(braveRetryAfter({ 'x-ratelimit-remaining': 'x, 0', 'x-ratelimit-reset': '1, 2' })).toBeUndefined();
+    expect(braveRetryAfter({})).toBeUndefined();
   });
 
   test('a query over 400 characters / 50 words is cut so Brave accepts it', async () => {

@@ -42,10 +42,17 @@ const MESSAGES: Record<string, string> = {
   SEARCH_ABORTED: 'The search was cancelled',
 };
 
+/**
+ * A provider's wait is passed on as Retry-After only up to an hour: a longer one is a plan's quota
+ * (Brave's monthly window says ~30 days), which the operator fixes, not something an agent should
+ * sleep through.
+ */
+const MAX_PASSED_RETRY_AFTER_SECONDS = 3600;
+
 function toApiError(e: SearchProviderError): ApiError {
   const extra: Record<string, unknown> = { provider: e.provider };
   const headers: Record<string, string> = {};
-  if (e.retryAfterSeconds !== undefined) headers['retry-after'] = String(e.retryAfterSeconds);
+  if (e.retryAfterSeconds !== undefined && e.retryAfterSeconds <= MAX_PASSED_RETRY_AFTER_SECONDS) headers['retry-after'] = String(e.retryAfterSeconds);
   return new ApiError(e.httpStatus, e.code, MESSAGES[e.code] ?? 'Search failed', extra, headers);
 }
 
