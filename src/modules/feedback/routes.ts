@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { agentOf } from '../../http/auth';
 import type { EnvelopeBuilder } from '../../http/envelope';
 import { ApiError } from '../../http/errors';
-import { FeedbackBody, FeedbackValidationCodes } from './schemas';
+import { FeedbackBody, FeedbackValidationCodes, MAX_NOTE_CHARS } from './schemas';
 
 /**
  * The shared validator coerces scalars (12 → "12"); feedback fields must arrive as JSON strings,
@@ -26,7 +26,13 @@ export const feedbackRoutes = (deps: { feedback: FeedbackService; envelope: Enve
 
   app.post('/v1/feedback', {
     schema: { body: FeedbackBody, summary: 'Give feedback on an earlier result (append-only; monthly cap per tier)', tags: ['feedback'] },
-    config: { auth: 'key', success: [201], errors: { 422: ['INVALID_REF_TYPE', 'INVALID_SIGNAL', 'NOTE_TOO_LONG', 'INVALID_REF_ID'], 429: ['FEEDBACK_LIMIT'] }, validationCodes: FeedbackValidationCodes },
+    config: {
+      auth: 'key', success: [201], errors: { 422: ['INVALID_REF_TYPE', 'INVALID_SIGNAL', 'NOTE_TOO_LONG', 'INVALID_REF_ID'], 429: ['FEEDBACK_LIMIT'] }, validationCodes: FeedbackValidationCodes,
+      // The note is the only free-length field (ref_id is at most 256 characters, the rest are enums):
+      // a body past the size limit carries a note far past its 500 characters, which the spec answers
+      // with NOTE_TOO_LONG (it was 413 PAYLOAD_TOO_LARGE, a code the spec does not have).
+      bodyTooLarge: { status: 422, code: 'NOTE_TOO_LONG', message: `The request body is over the size limit; a note is at most ${MAX_NOTE_CHARS} characters` },
+    },
     preValidation: async (request) => requireStrings(request.body),
   }, async (request, reply) => {
     const a = agentOf(request);

@@ -20,10 +20,20 @@ export function encodeCursor(c: Cursor): string {
   return Buffer.from(JSON.stringify([c.at, c.kind, c.id])).toString('base64url');
 }
 
+/** Control characters (NUL among them: PostgreSQL's text cannot hold it, the query failed with a 500) or a lone surrogate. */
+const UNSAFE_ID_TEXT = /[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * A cursor is only what encodeCursor hands out: a non-negative epoch-ms, one of the feed's kinds and
+ * an id of 1 to 128 printable characters. Anything else is 400 INVALID_ACTIVITY_CURSOR, decided here
+ * before any store sees it (a NUL in the id reached PostgreSQL as a bind value and was a 500).
+ */
 export function decodeCursor(text: string): Cursor {
   try {
     const v = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 3 && Number.isSafeInteger(v[0]) && typeof v[1] === 'string' && typeof v[2] === 'string' && v[2].length <= 128) {
+    if (Array.isArray(v) && v.length === 3 && Number.isSafeInteger(v[0]) && v[0] >= 0
+      && typeof v[1] === 'string' && (ACTIVITY_KINDS as readonly string[]).includes(v[1])
+      && typeof v[2] === 'string' && v[2].length >= 1 && v[2].length <= 128 && !UNSAFE_ID_TEXT.test(v[2])) {
       return { at: v[0], kind: v[1], id: v[2] };
     }
   } catch {
