@@ -22,11 +22,11 @@ export const vectorsSettings = group('Embeddings and vector search', {
     'text-embedding-ada-002 (1536), required for any other model. Not sent to the server. The local model is always 512.',
     { min: 0, max: 16_384 }),
   embeddingsTimeoutMs: int('SVC_EMBEDDINGS_TIMEOUT_MS', 30_000,
-    'Time limit for one embeddings request to the remote server, and for one batch in the local model ' +
+    'Time limit for one embeddings request to the remote server (its retries after 408/409/429/5xx and their waits included), and for one batch in the local model ' +
     '(the first local batch also waits for the model to load, about a second). Past it the call fails with EMBEDDINGS_UNAVAILABLE.',
     { min: 100, max: 600_000 }),
   embeddingsBatchSize: int('SVC_EMBEDDINGS_BATCH_SIZE', 32,
-    'Most texts embedded in one model run (local) or one HTTP request (remote; TEI accepts 32 by default, OpenAI 2048). ' +
+    'Most texts embedded in one model run (local) or one HTTP request (remote; TEI accepts 32 by default, OpenAI 2048; a remote request is also split to stay under 300,000 bytes of text, OpenAI\'s token limit per request). ' +
     'Larger inputs are split; concurrent small requests are coalesced up to this size.',
     { min: 1, max: 2048 }),
 });

@@ -1,23 +1,46 @@
 /**
  * Loopback fake of an OpenAI-compatible embeddings server (`POST /v1/embeddings`), for tests of the
- * real client. It speaks the real wire format: request `{ model, input: string | string[] }`, answer
- * `{ object: 'list', data: [{ object: 'embedding', embedding, index }], model, usage }`, errors as
- * `{ error: { message, type, code } }`.
+ * real client. It speaks the real wire format (OpenAI API reference, "Create embeddings",
+ * https://developers.openai.com/api/reference/resources/embeddings/methods/create): request
+ * `{ model, input: string | string[] }`, answer `{ object: 'list', data: [{ object: 'embedding',
+ * embedding, index }], model, usage: { prompt_tokens, total_tokens } }`, errors as
+ * `{ error: { message, type, param, code } }`.
+ *
+ * It enforces the documented input limits with a 400 `invalid_request_error`, as OpenAI does: an
+ * input may not be an empty string, an array holds at most 2048 inputs, and a request at most 300,000
+ * tokens summed over its inputs. Tokens are counted as UTF-8 bytes, the most a byte-level BPE
+ * tokenizer can produce, so the fake is never more lenient than the real server.
  *
  * Vectors are a hashed bag of words (deterministic, so equal texts get equal vectors and texts sharing
  * words are closer), scaled by `scale` (real servers such as Ollama may return vectors of any length).
- * `mode` makes it misbehave: 'status500', 'status401', 'badJson', 'timeout' (never answers),
- * 'wrongCount', 'wrongDimensions'. With `apiKey` set it demands `Authorization: Bearer <apiKey>`.
+ * `mode` makes it misbehave: 'status500', 'status401', 'status429' (rate limited, with `retry-after`
+ * and `x-ratelimit-*` headers), 'status503', 'badJson', 'timeout' (never answers), 'wrongCount',
+ * 'wrongDimensions'. `failNext(...)` queues one-off error answers that come before `mode`.
+ * With `apiKey` set it demands `Authorization: Bearer <apiKey>`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type FakeEmbeddingsMode = 'ok' | 'status500' | 'status401' | 'badJson' | 'timeout' | 'wrongCount' | 'wrongDimensions';
+export type FakeEmbeddingsMode =
+  | 'ok' | 'status500' | 'status401' | 'status429' | 'status503' | 'badJson' | 'timeout' | 'wrongCount' | 'wrongDimensions';
+
+/** OpenAI's documented limits for one request ("Create embeddings", `input`). */
+export const OPENAI_MAX_INPUTS = 2048;
+export const OPENAI_MAX_REQUEST_TOKENS = 300_000;
 
 export interface RecordedEmbeddingsRequest {
   path: string;
   authorization?: string;
-  body: { model?: unknown; input?: unknown };
+  body: { model?: unknown; input?: unknown; [k: string]: unknown };
+}
+
+/** A one-off error answer: status, extra headers (e.g. retry-after), and the OpenAI error fields. */
+export interface ScriptedFailure {
+  status: number;
+  headers?: Record<string, string>;
+  message?: string;
+  type?: string;
+  code?: string | null;
 }
 
 export interface FakeEmbeddingsOptions {
@@ -34,6 +57,10 @@ export interface FakeEmbeddingsServer {
   url: string;
   mode: FakeEmbeddingsMode;
   requests: RecordedEmbeddingsRequest[];
+  /** Error answers still queued by failNext, first next; assign [] to drop them. */
+  failures: ScriptedFailure[];
+  /** The next `times` requests (default 1) get this error answer, whatever the mode. */
+  failNext(failure: ScriptedFailure, times?: number): void;
   close(): Promise<void>;
 }
 
@@ -49,16 +76,30 @@ export function fakeVector(text: string, dimensions: number, scale = 1): number[
   return v.map((x) => (x / norm) * scale);
 }
 
+/** Upper bound of the tokens of a text for any byte-level BPE tokenizer: its UTF-8 length. */
+export const fakeTokenCount = (text: string) => Buffer.byteLength(text, 'utf8');
+
 export async function startFakeEmbeddings(opts: FakeEmbeddingsOptions = {}): Promise<FakeEmbeddingsServer> {
   const dimensions = opts.dimensions ?? 64;
-  const state: FakeEmbeddingsServer = { url: '', mode: 'ok', requests: [], close: async () => {} };
+  const state: FakeEmbeddingsServer = {
+    url: '', mode: 'ok', requests: [], failures: [],
+    failNext: (failure, times = 1) => {
+      for (let i = 0; i < times; i++) state.failures.push(failure);
+    },
+    close: async () => {},
+  };
 
-  const send = (res: ServerResponse, status: number, body: unknown) => {
-    res.writeHead(status, { 'content-type': 'application/json' });
+  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
   };
-  const error = (res: ServerResponse, status: number, message: string, type: string, code: string | null) =>
-    send(res, status, { error: { message, type, param: null, code } });
+  const error = (res: ServerResponse, status: number, message: string, type: string, code: string | null, headers?: Record<string, string>) =>
+    send(res, status, { error: { message, type, param: null, code } }, headers);
+  const rateLimitHeaders = {
+    'retry-after': '1',
+    'x-ratelimit-limit-requests': '3000', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '1s',
+    'x-ratelimit-limit-tokens': '1000000', 'x-ratelimit-remaining-tokens': '999000', 'x-ratelimit-reset-tokens': '60ms',
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -72,11 +113,20 @@ export async function startFakeEmbeddings(opts: FakeEmbeddingsOptions = {}): Pro
     }
     state.requests.push({ path: req.url, authorization: req.headers.authorization, body });
 
+    const scripted = state.failures.shift();
+    if (scripted) {
+      return error(res, scripted.status, scripted.message ?? `Scripted failure ${scripted.status}`,
+        scripted.type ?? (scripted.status >= 500 ? 'server_error' : 'invalid_request_error'), scripted.code ?? null, scripted.headers);
+    }
     const mode = state.mode;
     if (mode === 'timeout') return; // hold the socket open; close() destroys it
     if (mode === 'status500') return error(res, 500, 'The server had an error while processing your request.', 'server_error', null);
+    if (mode === 'status503') return error(res, 503, 'The engine is currently overloaded, please try again later.', 'server_error', null);
     if (mode === 'status401' || (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`)) {
       return error(res, 401, 'Incorrect API key provided: sk-***.', 'invalid_request_error', 'invalid_api_key');
+    }
+    if (mode === 'status429') {
+      return error(res, 429, 'Rate limit reached for requests. Please try again in 1s.', 'requests', 'rate_limit_exceeded', rateLimitHeaders);
     }
     if (mode === 'badJson') {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -86,6 +136,16 @@ export async function startFakeEmbeddings(opts: FakeEmbeddingsOptions = {}): Pro
     if (typeof body.model !== 'string' || !Array.isArray(input) || input.length === 0 || !input.every((s) => typeof s === 'string')) {
       return error(res, 400, "'input' must be a string or an array of strings, and 'model' a string", 'invalid_request_error', null);
     }
+    if (input.length > OPENAI_MAX_INPUTS) {
+      return error(res, 400, `'$.input' is invalid: at most ${OPENAI_MAX_INPUTS} inputs per request.`, 'invalid_request_error', null);
+    }
+    if (input.some((s) => s === '')) {
+      return error(res, 400, "'$.input' is invalid: an input cannot be an empty string.", 'invalid_request_error', null);
+    }
+    const tokens = input.reduce((n, s) => n + fakeTokenCount(s), 0);
+    if (tokens > OPENAI_MAX_REQUEST_TOKENS) {
+      return error(res, 400, `Requested ${tokens} tokens, max ${OPENAI_MAX_REQUEST_TOKENS} tokens per request`, 'invalid_request_error', 'max_tokens_per_request');
+    }
     let data = input.map((text, index) => ({
       object: 'embedding',
       index,
@@ -93,7 +153,6 @@ export async function startFakeEmbeddings(opts: FakeEmbeddingsOptions = {}): Pro
     }));
     if (mode === 'wrongCount') data = data.slice(1);
     if (opts.reverse) data.reverse();
-    const tokens = input.reduce((n, s) => n + s.split(/\s+/).length, 0);
     send(res, 200, { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } });
   };
 

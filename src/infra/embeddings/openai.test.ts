@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { startFakeEmbeddings, type FakeEmbeddingsServer } from '../../../test/fakes/openai-embeddings';
+import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
+import { OPENAI_MAX_REQUEST_TOKENS, fakeTokenCount, startFakeEmbeddings, type FakeEmbeddingsServer } from '../../../test/fakes/openai-embeddings';
 import { loadConfig } from '../../config';
 import { ConfigError } from '../../config/define';
 import { EmbeddingError, OpenAiEmbedder, cosine, createEmbedder, embeddingsEndpoint } from './index';
+import { retryAfterMs } from './openai';
 
 const DIM = 64;
 let fake: FakeEmbeddingsServer;
@@ -19,6 +20,7 @@ afterAll(async () => {
 beforeEach(() => {
   fake.mode = 'ok';
   fake.requests = [];
+  fake.failures = [];
 });
 
 const client = (over: Partial<ConstructorParameters<typeof OpenAiEmbedder>[0]> = {}) =>
@@ -74,9 +76,10 @@ describe('OpenAI-compatible embedder against a loopback fake', () => {
     expect((await failure(client().embed(['x']))).reason).toBe('upstream_auth');
   });
 
-  test('500 is upstream_status with the provider message', async () => {
+  test('500 is upstream_status with the provider message, after the retries', async () => {
     fake.mode = 'status500';
-    const err = await failure(client().embed(['x']));
+    const err = await failure(client({ retryBaseMs: 10 }).embed(['x']));
+    expect(fake.requests).toHaveLength(3);
     expect(err.reason).toBe('upstream_status');
     expect(err.message).toContain('500');
     expect(err.message).toContain('server had an error');
@@ -118,6 +121,91 @@ describe('OpenAI-compatible embedder against a loopback fake', () => {
     await e.close();
     expect((await pending).reason).toBe('closed');
     expect((await failure(e.embed(['y']))).reason).toBe('closed');
+  });
+
+  test('an empty text is sent as one space: OpenAI rejects an empty string input', async () => {
+    const out = await client().embed(['', 'x']);
+    expect(out).toHaveLength(2);
+    expect(fake.requests[0].body.input).toEqual([' ', 'x']);
+  });
+
+  test('a request never carries more than 2048 inputs, whatever the batch size', async () => {
+    const texts = Array.from({ length: 2100 }, (_, i) => `t${i}`);
+    const out = await client({ batchSize: 5000 }).embed(texts);
+    expect(out).toHaveLength(2100);
+    expect(fake.requests.map((r) => (r.body.input as string[]).length)).toEqual([2048, 52]);
+  });
+
+  test('a request stays within 300,000 tokens summed over its inputs; order is kept across requests', async () => {
+    const texts = Array.from({ length: 400 }, (_, i) => `text ${i} ${'lorem ipsum '.repeat(83)}`); // ~1,000 bytes each
+    const out = await client({ batchSize: 2048 }).embed(texts);
+    expect(out).toHaveLength(400);
+    expect(fake.requests.length).toBe(2);
+    for (const r of fake.requests) {
+      expect((r.body.input as string[]).reduce((n, t) => n + fakeTokenCount(t), 0)).toBeLessThanOrEqual(OPENAI_MAX_REQUEST_TOKENS);
+    }
+    const [again] = await client().embed([texts[399]]);
+    expect(cosine(out[399], again)).toBeCloseTo(1, 6);
+  });
+
+  test('429 with retry-after: waits as asked, then retries and succeeds', async () => {
+    fake.failNext({ status: 429, headers: { 'retry-after': '1' }, type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached' });
+    const started = performance.now();
+    const out = await client({ timeoutMs: 10_000 }).embed(['x']);
+    expect(out).toHaveLength(1);
+    expect(fake.requests).toHaveLength(2);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  test('503 with retry-after-ms, and 502 with no header (backoff), are retried', async () => {
+    fake.failNext({ status: 503, headers: { 'retry-after-ms': '20' } });
+    fake.failNext({ status: 502 });
+    expect(await client({ retryBaseMs: 10 }).embed(['x'])).toHaveLength(1);
+    expect(fake.requests).toHaveLength(3);
+  });
+
+  test('429 that persists is rate_limited after 2 retries', async () => {
+    fake.failNext({ status: 429, headers: { 'retry-after-ms': '10' }, message: 'Rate limit reached' }, 3);
+    const err = await failure(client().embed(['x']));
+    expect(err.reason).toBe('rate_limited');
+    expect(err.message).toContain('429');
+    expect(fake.requests).toHaveLength(3);
+  });
+
+  test('a retry-after past the time limit fails at once instead of sleeping', async () => {
+    fake.mode = 'status429'; // retry-after: 1 (second), x-ratelimit-* headers
+    const started = performance.now();
+    const err = await failure(client({ timeoutMs: 500 }).embed(['x']));
+    expect(err.reason).toBe('rate_limited');
+    expect(fake.requests).toHaveLength(1);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  test('400 and 404 are not retried', async () => {
+    fake.failNext({ status: 400, message: 'bad input' });
+    expect((await failure(client().embed(['x']))).reason).toBe('upstream_status');
+    fake.failNext({ status: 404, message: 'The model `nope` does not exist', code: 'model_not_found' });
+    expect((await failure(client().embed(['x']))).message).toContain('does not exist');
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  test('close() during a retry wait rejects at once with closed', async () => {
+    fake.failNext({ status: 429, headers: { 'retry-after': '30' } });
+    const e = client({ timeoutMs: 60_000 });
+    const pending = failure(e.embed(['x']));
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
+    await e.close();
+    expect((await pending).reason).toBe('closed');
+  });
+
+  test('retryAfterMs reads retry-after-ms, retry-after seconds and HTTP dates', () => {
+    expect(retryAfterMs(new Headers({ 'retry-after-ms': '250' }))).toBe(250);
+    expect(retryAfterMs(new Headers({ 'retry-after': '2' }))).toBe(2000);
+    const date = retryAfterMs(new Headers({ 'retry-after': new Date(Date.now() + 5000).toUTCString() }))!;
+    expect(date).toBeGreaterThan(3000);
+    expect(date).toBeLessThanOrEqual(5000);
+    expect(retryAfterMs(new Headers({ 'retry-after': 'soon' }))).toBeUndefined();
+    expect(retryAfterMs(new Headers())).toBeUndefined();
   });
 
   test('endpoint: /v1/embeddings appended once', () => {

@@ -1,12 +1,24 @@
 /**
  * Remote embedder for any OpenAI-compatible `POST {base}/v1/embeddings` (OpenAI, Ollama, vLLM, TEI).
- * Wire format: request `{ model, input: string[] }`, response `{ data: [{ embedding: number[], index }], model }`.
+ * Wire format (OpenAI API reference, "Create embeddings"): request `{ model, input: string[] }`,
+ * response `{ object: 'list', data: [{ object: 'embedding', embedding: number[], index }], model, usage }`.
  * The response is checked strictly (one vector per input, each of the configured length, every index
  * once) because a wrong vector stored silently poisons search; vectors are re-normalised since not
- * every server returns unit vectors. Inputs above `batchSize` are sent as several requests in turn.
+ * every server returns unit vectors.
+ *
+ * Requests respect OpenAI's documented input limits: an input is never an empty string (sent as one
+ * space, as the local model does), and inputs above `batchSize` (at most 2048) or above 300,000
+ * tokens summed are sent as several requests in turn. Tokens are bounded by UTF-8 bytes (a token of
+ * a byte-level BPE covers at least one byte), so a request carries at most 300,000 bytes of text.
+ *
+ * 408, 409, 429 and 5xx answers are retried (at most `maxRetries` times, default 2, like OpenAI's own
+ * SDKs), after the server's `retry-after-ms` / `retry-after` wait when it sends one, else a short
+ * exponential backoff; all attempts and waits of one request share the `timeoutMs` budget, and a wait
+ * that would pass it fails at once instead of sleeping.
  * The address is set by the operator, not by agents, so this does not use the SSRF-guarded client.
  */
-import { EmbeddingError, normaliseInPlace, type Embedder } from './types';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EmbeddingError, normaliseInPlace, type Embedder, type EmbeddingFailure } from './types';
 
 export interface OpenAiEmbedderOptions {
   /** e.g. https://api.openai.com or http://127.0.0.1:11434 (a trailing /v1 is accepted). */
@@ -14,9 +26,21 @@ export interface OpenAiEmbedderOptions {
   apiKey?: string;
   model: string;
   dimensions: number;
+  /** Limit for one request to the server, retries and their waits included. */
   timeoutMs: number;
   batchSize: number;
+  /** Retries after a 408/409/429/5xx answer (default 2). */
+  maxRetries?: number;
+  /** First backoff when the server names no wait (default 500 ms; doubles, with jitter). */
+  retryBaseMs?: number;
 }
+
+/** OpenAI: "any array must be 2048 dimensions or less" (inputs per request). */
+export const MAX_INPUTS_PER_REQUEST = 2048;
+/** OpenAI: "a maximum of 300,000 tokens summed across all inputs in a single request"; counted as UTF-8 bytes. */
+export const MAX_REQUEST_BYTES = 300_000;
+const DEFAULT_MAX_RETRIES = 2;
+const DEFAULT_RETRY_BASE_MS = 500;
 
 /** Native output lengths of well-known models, used when SVC_EMBEDDINGS_DIMENSIONS is 0. */
 export const KNOWN_DIMENSIONS: Record<string, number> = {
@@ -45,9 +69,28 @@ export class OpenAiEmbedder implements Embedder {
 
   async embed(texts: string[]): Promise<Float32Array[]> {
     const out: Float32Array[] = [];
-    for (let i = 0; i < texts.length; i += this.opts.batchSize) {
-      out.push(...(await this.request(texts.slice(i, i + this.opts.batchSize))));
+    for (const batch of this.batches(texts)) out.push(...(await this.request(batch)));
+    return out;
+  }
+
+  /** Input order kept; each batch within batchSize, 2048 inputs and MAX_REQUEST_BYTES (one oversized text goes alone). */
+  private batches(texts: string[]): string[][] {
+    const most = Math.min(this.opts.batchSize, MAX_INPUTS_PER_REQUEST);
+    const out: string[][] = [];
+    let batch: string[] = [];
+    let bytes = 0;
+    for (const raw of texts) {
+      const text = raw === '' ? ' ' : raw; // OpenAI: an input "cannot be an empty string"
+      const size = Buffer.byteLength(text, 'utf8');
+      if (batch.length > 0 && (batch.length >= most || bytes + size > MAX_REQUEST_BYTES)) {
+        out.push(batch);
+        batch = [];
+        bytes = 0;
+      }
+      batch.push(text);
+      bytes += size;
     }
+    if (batch.length > 0) out.push(batch);
     return out;
   }
 
@@ -60,29 +103,48 @@ export class OpenAiEmbedder implements Embedder {
     if (this.closed) throw new EmbeddingError('embedder is closed', 'closed');
     const controller = new AbortController();
     this.inFlight.add(controller);
-    const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(this.opts.timeoutMs)]);
+    const deadline = performance.now() + this.opts.timeoutMs;
+    const maxRetries = this.opts.maxRetries ?? DEFAULT_MAX_RETRIES;
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
-    let status: number;
-    let text: string;
+    const body = JSON.stringify({ model: this.opts.model, input });
     try {
-      const res = await fetch(this.endpoint, {
-        method: 'POST', headers, signal, body: JSON.stringify({ model: this.opts.model, input }),
-      });
-      status = res.status;
-      text = await res.text(); // the timeout covers the body too
-    } catch (err) {
-      throw this.transportError(err, signal);
+      for (let attempt = 0; ; attempt++) {
+        const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(Math.max(1, Math.ceil(deadline - performance.now())))]);
+        let res: Response;
+        let text: string;
+        try {
+          res = await fetch(this.endpoint, { method: 'POST', headers, signal, body });
+          text = await res.text(); // the timeout covers the body too
+        } catch (err) {
+          throw this.transportError(err, signal);
+        }
+        const status = res.status;
+        if (status >= 200 && status < 300) return this.parse(text, input.length);
+        if (status === 401 || status === 403) {
+          throw new EmbeddingError(`embeddings server refused the credentials (${status}): ${upstreamMessage(text)}`, 'upstream_auth');
+        }
+        const reason: EmbeddingFailure = status === 429 ? 'rate_limited' : 'upstream_status';
+        const failure = (extra = '') => new EmbeddingError(`embeddings server answered ${status}${extra}: ${upstreamMessage(text)}`, reason);
+        if (!isRetryable(status) || attempt >= maxRetries) throw failure(attempt > 0 ? ` (after ${attempt + 1} attempts)` : '');
+        const wait = retryAfterMs(res.headers) ?? this.backoffMs(attempt);
+        if (performance.now() + wait >= deadline) {
+          throw failure(`; a retry in ${Math.round(wait)} ms would pass the ${this.opts.timeoutMs} ms limit`);
+        }
+        try {
+          await sleep(wait, undefined, { signal: controller.signal });
+        } catch (err) {
+          throw new EmbeddingError('embedder closed', 'closed', { cause: err });
+        }
+      }
     } finally {
       this.inFlight.delete(controller);
     }
-    if (status === 401 || status === 403) {
-      throw new EmbeddingError(`embeddings server refused the credentials (${status}): ${upstreamMessage(text)}`, 'upstream_auth');
-    }
-    if (status < 200 || status >= 300) {
-      throw new EmbeddingError(`embeddings server answered ${status}: ${upstreamMessage(text)}`, 'upstream_status');
-    }
-    return this.parse(text, input.length);
+  }
+
+  private backoffMs(attempt: number): number {
+    const base = (this.opts.retryBaseMs ?? DEFAULT_RETRY_BASE_MS) * 2 ** attempt;
+    return base * (1 - 0.25 * Math.random());
   }
 
   private transportError(err: unknown, signal: AbortSignal): EmbeddingError {
@@ -121,6 +183,25 @@ export class OpenAiEmbedder implements Embedder {
     }
     return out;
   }
+}
+
+/** Statuses OpenAI's SDKs retry: 408 Request Timeout, 409 Conflict, 429 Rate Limit, >=500. */
+function isRetryable(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/**
+ * The server's requested wait: `retry-after-ms` (milliseconds, sent by OpenAI/Azure), else
+ * `retry-after` (seconds or an HTTP date, RFC 9110). Undefined when absent or unusable.
+ */
+export function retryAfterMs(headers: Headers): number | undefined {
+  const ms = Number.parseFloat(headers.get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers.get('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /** The provider's own error message (OpenAI shape `{error:{message}}` or plain text), shortened. */

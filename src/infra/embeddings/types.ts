@@ -31,7 +31,8 @@ export type EmbeddingFailure =
   | 'worker_crashed' // the local model's thread died; the next call starts a new one
   | 'model_load_failed'
   | 'model_error' // the local model threw on a batch; the thread is still usable
-  | 'upstream_status' // remote answered non-2xx
+  | 'upstream_status' // remote answered non-2xx (after the retries of 408/409/5xx)
+  | 'rate_limited' // remote answered 429 (after the retries, or its retry-after passes the time limit)
   | 'upstream_auth' // remote answered 401/403
   | 'bad_response' // remote body was not the OpenAI shape, or wrong count/length
   | 'network'; // connection refused, reset, DNS
