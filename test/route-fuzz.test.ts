@@ -102,6 +102,13 @@ async function probe(findings: Finding[], label: string, method: string, url: st
     : await t.app.inject({ method: method as never, url, headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
   const status = res.statusCode;
   statuses.set(status, (statuses.get(status) ?? 0) + 1);
+  if (method === 'HEAD') {
+    // A HEAD answer has no body by HTTP's rule: it must be empty and carry the status of the same GET
+    // (whose error body the GET operation's own probes check).
+    const get = await t.app.inject({ method: 'GET', url, headers });
+    if (status === 500 || res.body !== '' || status !== get.statusCode) findings.push({ call: `${label}: HEAD ${url.slice(0, 160)}`, status, body: `${res.body.slice(0, 200)} (GET: ${get.statusCode})` });
+    return;
+  }
   let parsed: any;
   try { parsed = JSON.parse(res.body); } catch { parsed = undefined; }
   // The MCP endpoint speaks JSON-RPC: its refusals are JSON-RPC error objects, by that protocol

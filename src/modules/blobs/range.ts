@@ -28,20 +28,25 @@ export function parseRange(header: string | undefined, size: number): RangeReque
   if (specs.length === 0) return { kind: 'none' };
   if (specs.length > MAX_RANGES) return { kind: 'too_many', count: specs.length };
   const ranges: BlobRange[] = [];
+  // Digits past 2^53 stay valid syntax (RFC 9110 §14.1.1): read them as "beyond any blob".
+  const num = (d: string) => { const n = Number(d); return Number.isSafeInteger(n) ? n : Number.MAX_SAFE_INTEGER; };
+  let emptySuffix = false;
   for (const spec of specs) {
     const s = SPEC.exec(spec);
     if (!s || (s[1] === '' && s[2] === '')) return { kind: 'none' };
     if (s[1] === '') {
-      const n = Number(s[2]);
-      if (!Number.isSafeInteger(n)) return { kind: 'none' };
+      const n = num(s[2]!);
       if (n > 0 && size > 0) ranges.push({ start: Math.max(0, size - n), end: size - 1 });
+      if (n > 0 && size === 0) emptySuffix = true;
       continue;
     }
-    const start = Number(s[1]);
-    const end = s[2] === '' ? Number.MAX_SAFE_INTEGER : Number(s[2]);
-    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end < start) return { kind: 'none' };
+    const start = num(s[1]!);
+    const end = s[2] === '' ? Number.MAX_SAFE_INTEGER : num(s[2]!);
+    if (end < start) return { kind: 'none' };
     if (start < size) ranges.push({ start, end: Math.min(end, size - 1) });
   }
+  // A non-zero suffix is satisfiable even on an empty blob, but no 206 can express it: send it whole.
+  if (ranges.length === 0 && emptySuffix) return { kind: 'none' };
   return ranges.length === 0 ? { kind: 'unsatisfiable' } : { kind: 'ranges', ranges };
 }
 

@@ -4,7 +4,7 @@
  * the raw request stream through unread, so any Content-Type is stored as bytes and nothing is
  * buffered. Downloads stream from the store with Range support (range.ts).
  */
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import multipart from '@fastify/multipart';
 import type { Readable } from 'node:stream';
@@ -35,8 +35,19 @@ const caller = (r: Parameters<typeof agentOf>[0]) => {
 function send(reply: FastifyReply, d: Download) {
   if (d.error) throw new ApiError(d.error.status, d.error.code, d.error.message, d.error.extra, d.headers);
   reply.code(d.status).headers(d.headers);
-  return reply.send(d.body ?? '');
+  // No payload for 304 and HEAD: Fastify then adds neither a Content-Type nor a Content-Length of
+  // its own (a 304's Content-Length must be the 200's or absent, RFC 9110 §8.6).
+  return d.body ? reply.send(d.body) : reply.send();
 }
+
+/** The download headers the service reads; HEAD answers like GET without opening the bytes. */
+const downloadHeaders = (request: FastifyRequest) => ({
+  range: request.headers.range,
+  ifNoneMatch: request.headers['if-none-match'],
+  // Twice sent, it is no single validator: joined, it matches nothing and the whole blob is sent.
+  ifRange: request.headers['if-range'] === undefined ? undefined : [request.headers['if-range']].flat().join(', '),
+  head: request.method === 'HEAD',
+});
 
 const uploadRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => async (app) => {
   app.removeAllContentTypeParsers();
@@ -109,13 +120,15 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
     config: { auth: 'key' },
   }, async (request) => blobs.list(caller(request).agentId, request.query.page ?? 1, request.query.per_page ?? 50));
 
-  app.get('/v1/blobs/:blob_id', {
+  // GET and HEAD (RFC 9110 §9.1); HEAD is declared here rather than Fastify's twin, which would read the whole blob and discard it.
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/v1/blobs/:blob_id',
     exposeHeadRoute: false,
     schema: { params: BlobParams, summary: 'Download a blob (HTTP Range: one range → 206, several → multipart/byteranges)', tags: ['blobs'] },
     config: { auth: 'key', errors: { 404: ['BLOB_NOT_FOUND'], 416: ['RANGE_NOT_SATISFIABLE'] }, validationCodes: BlobIdCodes },
-  }, async (request, reply) => send(reply, await blobs.download(caller(request).agentId, request.params.blob_id, {
-    range: request.headers.range, ifNoneMatch: request.headers['if-none-match'],
-  })));
+    handler: async (request, reply) => send(reply, await blobs.download(caller(request).agentId, request.params.blob_id, downloadHeaders(request))),
+  });
 
   app.get('/v1/blobs/:blob_id/meta', {
     schema: { params: BlobParams, summary: 'Metadata of a blob: size, type, sha256, dates, latest parse', tags: ['blobs'] },
@@ -131,25 +144,28 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
   }, async (request) => blobs.signedUrl(caller(request).agentId, request.params.blob_id, request.query.expires_in));
 
   // Reached through a signed URL (no key), or by the owner with the key. Hence 'optional'.
-  app.get('/v1/blobs/:blob_id/download', {
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/v1/blobs/:blob_id/download',
     exposeHeadRoute: false,
     schema: {
       params: BlobParams, querystring: DownloadQuery, tags: ['blobs'],
       summary: 'Download through a signed URL (agent_id, expires, signature from .../signed-url), or with the key',
     },
     config: { auth: 'optional', errors: { 403: ['SIGNED_URL_INVALID', 'SIGNED_URL_EXPIRED'], 404: ['BLOB_NOT_FOUND'] }, validationCodes: BlobIdCodes },
-  }, async (request, reply) => {
-    const { agent_id, expires, signature } = request.query;
-    const { blob_id } = request.params;
-    const h = { range: request.headers.range, ifNoneMatch: request.headers['if-none-match'] };
-    if (signature === undefined && request.auth) return send(reply, await blobs.download(request.auth.agentId, blob_id, h));
-    if (!agent_id || expires === undefined || !signature) {
-      throw new ApiError(403, 'SIGNED_URL_INVALID', 'This URL needs agent_id, expires and signature from GET /v1/blobs/{blob_id}/signed-url');
-    }
-    const check = deps.signer.check(agent_id, blob_id, expires, signature, deps.clock.now());
-    if (check === 'invalid') throw new ApiError(403, 'SIGNED_URL_INVALID', 'The URL signature does not match');
-    if (check === 'expired') throw new ApiError(403, 'SIGNED_URL_EXPIRED', 'The signed URL has expired; ask for a new one');
-    return send(reply, await blobs.download(agent_id, blob_id, h));
+    handler: async (request, reply) => {
+      const { agent_id, expires, signature } = request.query;
+      const { blob_id } = request.params;
+      const h = downloadHeaders(request);
+      if (signature === undefined && request.auth) return send(reply, await blobs.download(request.auth.agentId, blob_id, h));
+      if (!agent_id || expires === undefined || !signature) {
+        throw new ApiError(403, 'SIGNED_URL_INVALID', 'This URL needs agent_id, expires and signature from GET /v1/blobs/{blob_id}/signed-url');
+      }
+      const check = deps.signer.check(agent_id, blob_id, expires, signature, deps.clock.now());
+      if (check === 'invalid') throw new ApiError(403, 'SIGNED_URL_INVALID', 'The URL signature does not match');
+      if (check === 'expired') throw new ApiError(403, 'SIGNED_URL_EXPIRED', 'The signed URL has expired; ask for a new one');
+      return send(reply, await blobs.download(agent_id, blob_id, h));
+    },
   });
 
   app.delete('/v1/blobs/:blob_id', {

@@ -70,6 +70,33 @@ export function normaliseContentType(raw: string | undefined): string {
   return [type!.trim().toLowerCase(), ...params.map((p) => p.trim().replace(/^[^=]+/, (k) => k.toLowerCase()))].join('; ');
 }
 
+/** Entity tags of an If-None-Match list, compared weakly (RFC 9110 §13.1.2, §8.8.3.2). */
+function noneMatch(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  const tags = header.match(/(?:W\/)?"[^"]*"/g) ?? [];
+  return tags.some((t) => t.replace(/^W\//, '') === etag);
+}
+
+/** If-Range (RFC 9110 §13.1.5): a strong entity tag equal to ours, or exactly our Last-Modified. */
+function ifRangeHolds(header: string, etag: string, lastModified: string): boolean {
+  const v = header.trim();
+  if (v.startsWith('"') || v.startsWith('W/')) return v === etag;
+  const when = Date.parse(v);
+  return Number.isFinite(when) && when === Date.parse(lastModified);
+}
+
+/** RFC 6266: a plain-ASCII `filename` for old agents, and the exact name in `filename*` (RFC 8187). */
+export function contentDisposition(name: string): string {
+  const ascii = name.replace(/[^\w.\- ]/g, '_');
+  if (ascii === name) return `attachment; filename="${ascii}"`;
+  let ext = '';
+  for (const b of Buffer.from(name, 'utf8')) {
+    const c = String.fromCharCode(b);
+    ext += /[A-Za-z0-9!#$&+\-.^_`|~]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${ext}`;
+}
+
 export function createBlobService(deps: BlobServiceDeps) {
   const { records, store, clock } = deps;
   const staleClaimMs = deps.staleClaimMs ?? 60_000;
@@ -148,22 +175,30 @@ export function createBlobService(deps: BlobServiceDeps) {
 
     withLocalFile: <T>(sha256: string, fn: (path: string) => Promise<T>) => store.withLocalFile(sha256, fn),
 
-    /** Plans the answer to a download (Range, If-None-Match) without holding the bytes. */
-    async download(agentId: string, blobId: string, h: { range?: string; ifNoneMatch?: string }): Promise<Download> {
+    /**
+     * Plans the answer to a download without holding the bytes. Conditional requests follow
+     * RFC 9110 §13.2.2: If-None-Match first (weak comparison; 304 without a body), then If-Range
+     * (strong comparison; a validator that does not match sends the whole blob), then Range.
+     * `head` answers with the headers of the GET and opens no stream (Range is not defined for HEAD).
+     */
+    async download(agentId: string, blobId: string, h: { range?: string; ifNoneMatch?: string; ifRange?: string; head?: boolean }): Promise<Download> {
       const row = await active(agentId, blobId);
       const size = Number(row.size_bytes);
       const etag = `"${row.sha256}"`;
+      const lastModified = new Date(Number(row.created_at)).toUTCString();
       const headers: Record<string, string> = {
         'accept-ranges': 'bytes',
         etag,
-        'last-modified': new Date(Number(row.created_at)).toUTCString(),
+        'last-modified': lastModified,
         'cache-control': 'private, max-age=0, must-revalidate',
         // Bytes are the agent's, not ours: never let a browser render them on this origin.
         'x-content-type-options': 'nosniff',
         'content-security-policy': "default-src 'none'; sandbox",
-        'content-disposition': `attachment; filename="${(row.filename ?? row.blob_id).replace(/[^\w.\- ]/g, '_')}"`,
+        'content-disposition': contentDisposition(row.filename ?? row.blob_id),
       };
-      if (h.ifNoneMatch && h.ifNoneMatch.split(',').some((t) => t.trim() === etag || t.trim() === '*')) return { status: 304, headers };
+      if (h.ifNoneMatch !== undefined && noneMatch(h.ifNoneMatch, etag)) return { status: 304, headers };
+      if (h.head) return { status: 200, headers: { ...headers, 'content-type': row.content_type, 'content-length': String(size) } };
+      const range = h.range !== undefined && (h.ifRange === undefined || ifRangeHolds(h.ifRange, etag, lastModified)) ? h.range : undefined;
       const read = async (range?: BlobRange) => {
         try {
           return await store.read(row.sha256, range);
@@ -172,7 +207,7 @@ export function createBlobService(deps: BlobServiceDeps) {
           throw e;
         }
       };
-      const wanted = parseRange(h.range, size);
+      const wanted = parseRange(range, size);
       if (wanted.kind === 'unsatisfiable' || wanted.kind === 'too_many') {
         const message = wanted.kind === 'too_many'
           ? `At most 16 ranges per request (${wanted.count} asked)`
