@@ -18,6 +18,7 @@
  * The address is set by the operator, not by agents, so this does not use the SSRF-guarded client.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { retryAfterSeconds } from '../../lib/retry-after';
 import { EmbeddingError, normaliseInPlace, type Embedder, type EmbeddingFailure } from './types';
 
 export interface OpenAiEmbedderOptions {
@@ -197,11 +198,8 @@ function isRetryable(status: number): boolean {
 export function retryAfterMs(headers: Headers): number | undefined {
   const ms = Number.parseFloat(headers.get('retry-after-ms') ?? '');
   if (Number.isFinite(ms) && ms >= 0) return ms;
-  const value = headers.get('retry-after')?.trim();
-  if (!value) return undefined;
-  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+  const seconds = retryAfterSeconds(headers.get('retry-after'));
+  return seconds === undefined ? undefined : seconds * 1000;
 }
 
 /** The provider's own error message (OpenAI shape `{error:{message}}` or plain text), shortened. */

@@ -6,6 +6,7 @@
  */
 import { request, type Dispatcher } from 'undici';
 import { SearchProviderError, type SearchErrorReason } from './types';
+import { retryAfterSeconds } from '../../lib/retry-after';
 
 export interface ProviderHttpOptions {
   timeoutMs: number;
@@ -68,12 +69,6 @@ function defaultReason(status: number): SearchErrorReason {
   return 'http_status';
 }
 
-function retryAfter(headers: Dispatcher.ResponseData['headers']): number | undefined {
-  const raw = headers['retry-after'];
-  const v = Array.isArray(raw) ? raw[0] : raw;
-  return v !== undefined && /^\d+$/.test(v.trim()) ? Number(v.trim()) : undefined;
-}
-
 const short = (s: string): string => s.replace(/\s+/g, ' ').trim().slice(0, 200);
 
 /** Returns the parsed JSON of a 2xx answer; throws SearchProviderError for everything else. */
@@ -98,7 +93,7 @@ export async function callJson(call: JsonCall, opts: ProviderHttpOptions, signal
       const detail = c?.detail ?? short(text);
       throw new SearchProviderError('SEARCH_PROVIDER_ERROR', provider, reason,
         `${provider} answered HTTP ${res.statusCode}${detail ? `: ${detail}` : ''}`,
-        { status: res.statusCode, retryAfterSeconds: retryAfter(res.headers) ?? c?.retryAfterSeconds });
+        { status: res.statusCode, retryAfterSeconds: retryAfterSeconds(res.headers['retry-after']) ?? c?.retryAfterSeconds });
     }
     const json = tryJson(text);
     if (json === undefined) {
