@@ -13,9 +13,13 @@
  *
  * Vectors are a hashed bag of words (deterministic, so equal texts get equal vectors and texts sharing
  * words are closer), scaled by `scale` (real servers such as Ollama may return vectors of any length).
+ * With `maxInputTokens` set it refuses a request holding any longer input with OpenAI's 400 ("This
+ * model's maximum context length is …"; 8192 for the text-embedding-3 models), the way a real server
+ * refuses one text too long for it.
  * `mode` makes it misbehave: 'status500', 'status401', 'status429' (rate limited, with `retry-after`
  * and `x-ratelimit-*` headers), 'status503', 'badJson', 'timeout' (never answers), 'wrongCount',
- * 'wrongDimensions'. `failNext(...)` queues one-off error answers that come before `mode`.
+ * 'wrongDimensions'. `failNext(...)` queues one-off error answers that come before `mode`; `dropNext(n)`
+ * makes the next n requests lose their connection (the socket destroyed before any answer: ECONNRESET).
  * With `apiKey` set it demands `Authorization: Bearer <apiKey>`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -50,6 +54,8 @@ export interface FakeEmbeddingsOptions {
   scale?: number;
   /** Answer `data` in reverse order, so clients must use `index`. */
   reverse?: boolean;
+  /** The model's context length: a longer input gets OpenAI's 400 for the whole request. */
+  maxInputTokens?: number;
 }
 
 export interface FakeEmbeddingsServer {
@@ -61,6 +67,8 @@ export interface FakeEmbeddingsServer {
   failures: ScriptedFailure[];
   /** The next `times` requests (default 1) get this error answer, whatever the mode. */
   failNext(failure: ScriptedFailure, times?: number): void;
+  /** Connections of the next `times` requests (default 1) are destroyed before any answer; 0 cancels. */
+  dropNext(times?: number): void;
   close(): Promise<void>;
 }
 
@@ -86,8 +94,12 @@ export async function startFakeEmbeddings(opts: FakeEmbeddingsOptions = {}): Pro
     failNext: (failure, times = 1) => {
       for (let i = 0; i < times; i++) state.failures.push(failure);
     },
+    dropNext: (times = 1) => {
+      drops = times === 0 ? 0 : drops + times;
+    },
     close: async () => {},
   };
+  let drops = 0;
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -112,6 +124,10 @@ export async function startFakeEmbeddings(opts: FakeEmbeddingsOptions = {}): Pro
       return error(res, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error', null);
     }
     state.requests.push({ path: req.url, authorization: req.headers.authorization, body });
+    if (drops > 0) {
+      drops--;
+      return void req.socket.destroy();
+    }
 
     const scripted = state.failures.shift();
     if (scripted) {
@@ -141,6 +157,11 @@ export async function startFakeEmbeddings(opts: FakeEmbeddingsOptions = {}): Pro
     }
     if (input.some((s) => s === '')) {
       return error(res, 400, "'$.input' is invalid: an input cannot be an empty string.", 'invalid_request_error', null);
+    }
+    const longest = Math.max(...input.map(fakeTokenCount));
+    if (opts.maxInputTokens !== undefined && longest > opts.maxInputTokens) {
+      return error(res, 400, `This model's maximum context length is ${opts.maxInputTokens} tokens, however you requested ${longest} tokens `
+        + `(${longest} in your prompt; 0 for the completion). Please reduce your prompt; or completion length.`, 'invalid_request_error', null);
     }
     const tokens = input.reduce((n, s) => n + fakeTokenCount(s), 0);
     if (tokens > OPENAI_MAX_REQUEST_TOKENS) {

@@ -10,7 +10,7 @@ import { LocalEmbedder } from './local';
 import { KNOWN_DIMENSIONS, OpenAiEmbedder } from './openai';
 import type { Embedder } from './types';
 
-export { EmbeddingError, cosine, normaliseInPlace, type Embedder, type EmbeddingFailure } from './types';
+export { EmbeddingError, blamesInput, cosine, normaliseInPlace, type Embedder, type EmbeddingFailure } from './types';
 export { LocalEmbedder, localModelId } from './local';
 export { OpenAiEmbedder, embeddingsEndpoint } from './openai';
 export { textForEmbedding, splitName, EMBED_TEXT_MAX_CHARS } from './text';

@@ -181,12 +181,44 @@ describe('OpenAI-compatible embedder against a loopback fake', () => {
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
-  test('400 and 404 are not retried', async () => {
+  test('400 and 404 are not retried; 400, 413 and 422 refuse the inputs (input_rejected), 404 is upstream_status', async () => {
     fake.failNext({ status: 400, message: 'bad input' });
-    expect((await failure(client().embed(['x']))).reason).toBe('upstream_status');
+    expect((await failure(client().embed(['x']))).reason).toBe('input_rejected');
     fake.failNext({ status: 404, message: 'The model `nope` does not exist', code: 'model_not_found' });
-    expect((await failure(client().embed(['x']))).message).toContain('does not exist');
+    const notFound = await failure(client().embed(['x']));
+    expect(notFound.message).toContain('does not exist');
+    expect(notFound.reason).toBe('upstream_status');
     expect(fake.requests).toHaveLength(2);
+    // Hugging Face TEI: 413 for a text or batch over its token limit, 422 for input validation.
+    fake.failNext({ status: 413, message: 'Input validation error: `inputs` must have less than 512 tokens. Given: 600' });
+    expect((await failure(client().embed(['x']))).reason).toBe('input_rejected');
+    fake.failNext({ status: 422, message: 'Input validation error' });
+    expect((await failure(client().embed(['x']))).reason).toBe('input_rejected');
+    expect(fake.requests).toHaveLength(4);
+  });
+
+  test('a text over the model\'s context length is input_rejected, with the server\'s message', async () => {
+    const strict = await startFakeEmbeddings({ dimensions: DIM, maxInputTokens: 20 });
+    try {
+      const err = await failure(client({ baseUrl: strict.url }).embed(['short', 'x'.repeat(21)]));
+      expect(err.reason).toBe('input_rejected');
+      expect(err.message).toContain('maximum context length is 20 tokens');
+      expect(strict.requests).toHaveLength(1);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  test('a connection dropped under the request is retried; dropped every time, it fails as network after 3 attempts', async () => {
+    fake.dropNext();
+    expect(await client().embed(['x'])).toHaveLength(1);
+    expect(fake.requests).toHaveLength(2);
+    fake.requests = [];
+    fake.dropNext(5);
+    const err = await failure(client({ retryBaseMs: 10 }).embed(['x']));
+    expect(err.reason).toBe('network');
+    expect(fake.requests).toHaveLength(3);
+    fake.dropNext(0); // the two drops no request used
   });
 
   test('close() during a retry wait rejects at once with closed', async () => {

@@ -11,10 +11,11 @@
  * tokens summed are sent as several requests in turn. Tokens are bounded by UTF-8 bytes (a token of
  * a byte-level BPE covers at least one byte), so a request carries at most 300,000 bytes of text.
  *
- * 408, 409, 429 and 5xx answers are retried (at most `maxRetries` times, default 2, like OpenAI's own
- * SDKs), after the server's `retry-after-ms` / `retry-after` wait when it sends one, else a short
- * exponential backoff; all attempts and waits of one request share the `timeoutMs` budget, and a wait
- * that would pass it fails at once instead of sleeping.
+ * 408, 409, 429 and 5xx answers, and a connection dropped under the request (ECONNRESET, EPIPE, closed
+ * by the server), are retried (at most `maxRetries` times, default 2, like OpenAI's own SDKs), after
+ * the server's `retry-after-ms` / `retry-after` wait when it sends one, else a short exponential
+ * backoff; all attempts and waits of one request share the `timeoutMs` budget, and a wait that would
+ * pass it fails at once instead of sleeping. 400, 413 and 422 refuse the inputs (`input_rejected`).
  * The address is set by the operator, not by agents, so this does not use the SSRF-guarded client.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,7 +31,7 @@ export interface OpenAiEmbedderOptions {
   /** Limit for one request to the server, retries and their waits included. */
   timeoutMs: number;
   batchSize: number;
-  /** Retries after a 408/409/429/5xx answer (default 2). */
+  /** Retries after a 408/409/429/5xx answer or a dropped connection (default 2). */
   maxRetries?: number;
   /** First backoff when the server names no wait (default 500 ms; doubles, with jitter). */
   retryBaseMs?: number;
@@ -118,28 +119,41 @@ export class OpenAiEmbedder implements Embedder {
           res = await fetch(this.endpoint, { method: 'POST', headers, signal, body });
           text = await res.text(); // the timeout covers the body too
         } catch (err) {
-          throw this.transportError(err, signal);
+          const failure = this.transportError(err, signal);
+          // A connection the server dropped (typically a pooled keep-alive one it had just closed) is
+          // retried like a 5xx: an embeddings request has no side effect. A refused connection is not:
+          // the server is down, and the caller should hear so now.
+          if (failure.reason !== 'network' || !isConnectionDrop(err) || attempt >= maxRetries) throw failure;
+          const wait = this.backoffMs(attempt);
+          if (performance.now() + wait >= deadline) throw failure;
+          await this.pause(wait, controller);
+          continue;
         }
         const status = res.status;
         if (status >= 200 && status < 300) return this.parse(text, input.length);
         if (status === 401 || status === 403) {
           throw new EmbeddingError(`embeddings server refused the credentials (${status}): ${upstreamMessage(text)}`, 'upstream_auth');
         }
-        const reason: EmbeddingFailure = status === 429 ? 'rate_limited' : 'upstream_status';
+        const reason: EmbeddingFailure = status === 429 ? 'rate_limited' : REFUSES_INPUT.has(status) ? 'input_rejected' : 'upstream_status';
         const failure = (extra = '') => new EmbeddingError(`embeddings server answered ${status}${extra}: ${upstreamMessage(text)}`, reason);
         if (!isRetryable(status) || attempt >= maxRetries) throw failure(attempt > 0 ? ` (after ${attempt + 1} attempts)` : '');
         const wait = retryAfterMs(res.headers) ?? this.backoffMs(attempt);
         if (performance.now() + wait >= deadline) {
           throw failure(`; a retry in ${Math.round(wait)} ms would pass the ${this.opts.timeoutMs} ms limit`);
         }
-        try {
-          await sleep(wait, undefined, { signal: controller.signal });
-        } catch (err) {
-          throw new EmbeddingError('embedder closed', 'closed', { cause: err });
-        }
+        await this.pause(wait, controller);
       }
     } finally {
       this.inFlight.delete(controller);
+    }
+  }
+
+  /** Waits before a retry; close() ends the wait at once with `closed`. */
+  private async pause(ms: number, controller: AbortController): Promise<void> {
+    try {
+      await sleep(ms, undefined, { signal: controller.signal });
+    } catch (err) {
+      throw new EmbeddingError('embedder closed', 'closed', { cause: err });
     }
   }
 
@@ -184,6 +198,19 @@ export class OpenAiEmbedder implements Embedder {
     }
     return out;
   }
+}
+
+/**
+ * Statuses that refuse the inputs themselves: 400 (OpenAI: a text over the model's context length,
+ * an empty or malformed input), 413 (Hugging Face TEI: a batch or text over its token limit), 422
+ * (TEI and vLLM: input validation). Not retried; the vector indexer isolates the text at fault.
+ */
+const REFUSES_INPUT = new Set([400, 413, 422]);
+
+/** The connection broke under the request (reset, closed by the server, broken pipe): worth one more try. */
+function isConnectionDrop(err: unknown): boolean {
+  const code = (err as { cause?: { code?: string } }).cause?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED';
 }
 
 /** Statuses OpenAI's SDKs retry: 408 Request Timeout, 409 Conflict, 429 Rate Limit, >=500. */

@@ -31,11 +31,21 @@ export type EmbeddingFailure =
   | 'worker_crashed' // the local model's thread died; the next call starts a new one
   | 'model_load_failed'
   | 'model_error' // the local model threw on a batch; the thread is still usable
-  | 'upstream_status' // remote answered non-2xx (after the retries of 408/409/5xx)
+  | 'input_rejected' // remote refused the inputs as invalid (400, 413, 422), e.g. a text over the model's token limit
+  | 'upstream_status' // remote answered another non-2xx (after the retries of 408/409/5xx)
   | 'rate_limited' // remote answered 429 (after the retries, or its retry-after passes the time limit)
   | 'upstream_auth' // remote answered 401/403
   | 'bad_response' // remote body was not the OpenAI shape, or wrong count/length
   | 'network'; // connection refused, reset, DNS
+
+/**
+ * True when the texts, not the model's availability, are to blame: the server refused them as
+ * invalid, or the local model threw on them. Sending the same texts again fails again, so the vector
+ * indexer isolates the refused text instead of retrying its whole batch (src/infra/vectors/indexer.ts).
+ */
+export function blamesInput(err: unknown): boolean {
+  return err instanceof EmbeddingError && (err.reason === 'input_rejected' || err.reason === 'model_error');
+}
 
 /** Scales a vector to length 1 in place (a zero vector stays zero). Returns it. */
 export function normaliseInPlace(v: Float32Array): Float32Array {

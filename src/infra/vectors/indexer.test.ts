@@ -1,13 +1,18 @@
-import { afterAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/engines';
 import { ManualClock } from '../../lib/clock';
 import { openDatabase, type DatabaseHandle } from '../db/database';
 import { migrateToLatest } from '../db/migrate';
-import { normaliseInPlace, type Embedder } from '../embeddings';
+import { EmbeddingError, normaliseInPlace, type Embedder, type EmbeddingFailure } from '../embeddings';
 import { createVectorIndex, createVectorIndexer } from '.';
 
 let tdb: TestDatabase;
 let h: DatabaseHandle;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  h = openDatabase({ databaseUrl: tdb.env.DATABASE_URL, dataDir: tdb.dataDir, poolMax: 1 });
+  await migrateToLatest(h.db);
+});
 afterAll(async () => {
   await h?.close();
   await tdb?.close();
@@ -27,9 +32,6 @@ function slowEmbedder(ms: number, calls: string[]): Embedder {
 }
 
 test('a search\'s drain takes turns with other owners\' drains batch by batch: one owner\'s backlog does not hold up another\'s search', async () => {
-  tdb = await createTestDatabase();
-  h = openDatabase({ databaseUrl: tdb.env.DATABASE_URL, dataDir: tdb.dataDir, poolMax: 1 });
-  await migrateToLatest(h.db);
   const clock = new ManualClock();
   const calls: string[] = [];
   const indexer = createVectorIndexer({
@@ -65,4 +67,127 @@ test('an item deleted while its text was being embedded gets no vector (no ghost
   await drained;
   const stored = await h.db.selectFrom('vector_items').select('item_id').where('collection', '=', 'g').execute();
   expect(stored.map((r) => r.item_id)).toEqual(['keep']);
+});
+
+/**
+ * A model that refuses any batch holding a text with `bad` in it, the way an embeddings server answers
+ * 400 for a text over its token limit (failing with `reason`), and records every batch it is sent.
+ */
+function refusingEmbedder(isBad: (text: string) => boolean, batches: string[][], reason: EmbeddingFailure = 'input_rejected'): Embedder {
+  return {
+    modelId: 'refusing-test', dimensions: 4,
+    async embed(texts) {
+      batches.push(texts);
+      if (texts.some(isBad)) throw new EmbeddingError('embeddings server answered 400: too many tokens', reason);
+      return texts.map(() => normaliseInPlace(Float32Array.from([1, 0.5, 0.25, 0.125])));
+    },
+    async close() {},
+  };
+}
+
+const MIN = 60_000;
+const outboxRow = (collection: string, item: string) => h.db.selectFrom('vector_outbox').select(['attempts', 'not_before'])
+  .where('collection', '=', collection).where('item_id', '=', item).executeTakeFirst();
+const vectorsOf = async (collection: string) => (await h.db.selectFrom('vector_items').select('item_id')
+  .where('collection', '=', collection).orderBy('item_id').execute()).map((r) => r.item_id);
+
+test('a text the model refuses is isolated by halving the batch: its neighbours get vectors, it waits a minute, doubling, and no longer blocks the queue', async () => {
+  const clock = new ManualClock();
+  const texts = new Map(Array.from({ length: 8 }, (_, i) => [`i${i}`, `text ${i}`]));
+  texts.set('i5', 'BAD text');
+  const batches: string[][] = [];
+  const logged: string[] = [];
+  const indexer = createVectorIndexer({
+    db: h.db, index: await createVectorIndex(h, clock, { mode: 'exact' }), embedder: refusingEmbedder((t) => t.startsWith('BAD'), batches),
+    clock, batchSize: 8, intervalMs: 60_000, log: (msg) => logged.push(msg),
+    sources: { p: async (_owner, ids) => new Map(ids.filter((id) => texts.has(id)).map((id) => [id, { text: texts.get(id)!, version: 1 }])) },
+  });
+  await indexer.enqueue(h.db, 'p', 'o', [...texts.keys()]);
+  await indexer.flush(); // before: the oldest batch failed for ever, and nothing behind it was indexed
+
+  expect(await vectorsOf('p')).toEqual(['i0', 'i1', 'i2', 'i3', 'i4', 'i6', 'i7']);
+  // 8 refused → i0–i3 stored, i4–i7 refused → i4–i5 refused → i4 stored, i5 refused alone → i6–i7
+  // stored: the refused text found in 2·log2(8) + 1 calls.
+  expect(batches.map((b) => b.length)).toEqual([8, 4, 4, 2, 1, 1, 2]);
+  expect(await outboxRow('p', 'i5')).toEqual({ attempts: 1, not_before: clock.now() + MIN });
+  expect(logged).toHaveLength(1);
+  expect(logged[0]).toContain('"i5"');
+
+  // Waiting: neither the loop nor a search's drain sends it again, so the owner's search answers.
+  batches.length = 0;
+  await indexer.flush();
+  expect(await indexer.drain('p', 'o')).toBe(0);
+  expect(batches).toEqual([]);
+
+  // Its time come, it is refused again and waits twice as long.
+  clock.advance(MIN);
+  await indexer.flush();
+  expect(batches).toEqual([['BAD text']]);
+  expect(await outboxRow('p', 'i5')).toEqual({ attempts: 2, not_before: clock.now() + 2 * MIN });
+
+  // A new write of the item (a new text) is ready at once and gets its vector.
+  texts.set('i5', 'fixed text');
+  await indexer.enqueue(h.db, 'p', 'o', ['i5']);
+  expect(await outboxRow('p', 'i5')).toEqual({ attempts: 0, not_before: null });
+  expect(await indexer.drain('p', 'o')).toBe(1);
+  expect(await vectorsOf('p')).toContain('i5');
+  expect(await outboxRow('p', 'i5')).toBeUndefined();
+});
+
+test('a refused new text drops the vector of the item\'s earlier text; the local model throwing on a text counts as a refusal', async () => {
+  const clock = new ManualClock();
+  const texts = new Map([['a', 'good'], ['b', 'good too']]);
+  const indexer = createVectorIndexer({
+    db: h.db, index: await createVectorIndex(h, clock, { mode: 'exact' }), embedder: refusingEmbedder((t) => t === 'BAD', [], 'model_error'),
+    clock, batchSize: 10, intervalMs: 60_000,
+    sources: { q: async (_owner, ids) => new Map(ids.map((id) => [id, { text: texts.get(id)!, version: 1 }])) },
+  });
+  await indexer.enqueue(h.db, 'q', 'o', ['a', 'b']);
+  await indexer.flush();
+  expect(await vectorsOf('q')).toEqual(['a', 'b']);
+  texts.set('b', 'BAD');
+  await indexer.enqueue(h.db, 'q', 'o', ['b']);
+  expect(await indexer.drain('q', 'o')).toBe(1);
+  expect(await vectorsOf('q')).toEqual(['a']); // not found by words it no longer holds
+  expect((await outboxRow('q', 'b'))?.attempts).toBe(1);
+});
+
+test('a failure that is not the text\'s fault (server away, rate limited) fails the batch as before: nothing is set aside', async () => {
+  const clock = new ManualClock();
+  const batches: string[][] = [];
+  for (const reason of ['network', 'rate_limited', 'upstream_status', 'timeout'] as const) {
+    const collection = `t-${reason}`;
+    const indexer = createVectorIndexer({
+      db: h.db, index: await createVectorIndex(h, clock, { mode: 'exact' }), embedder: refusingEmbedder(() => true, batches, reason),
+      clock, batchSize: 10, intervalMs: 60_000,
+      sources: { [collection]: async (_owner, ids) => new Map(ids.map((id) => [id, { text: id, version: 1 }])) },
+    });
+    await indexer.enqueue(h.db, collection, 'o', ['x', 'y']);
+    batches.length = 0;
+    await expect(indexer.drain(collection, 'o')).rejects.toMatchObject({ reason });
+    expect(batches).toHaveLength(1); // no halving
+    expect(await outboxRow(collection, 'x')).toEqual({ attempts: 0, not_before: null });
+    await h.db.deleteFrom('vector_outbox').where('collection', '=', collection).execute();
+  }
+});
+
+test('a start of the process tries refused items again at once (the operator may have fixed the model)', async () => {
+  const clock = new ManualClock();
+  let refuse = true;
+  const indexer = createVectorIndexer({
+    db: h.db, index: await createVectorIndex(h, clock, { mode: 'exact' }), embedder: refusingEmbedder(() => refuse, []),
+    clock, batchSize: 10, intervalMs: 5,
+    sources: { r: async (_owner, ids) => new Map(ids.map((id) => [id, { text: id, version: 1 }])) },
+  });
+  await h.db.deleteFrom('vector_outbox').execute(); // the loop takes any collection's rows: only this test's
+  await indexer.enqueue(h.db, 'r', 'o', ['long']);
+  await indexer.flush();
+  expect((await outboxRow('r', 'long'))?.not_before).toBe(clock.now() + MIN);
+  refuse = false; // a model with a larger limit, or truncation turned on
+  indexer.start();
+  try {
+    await expect.poll(() => vectorsOf('r'), { timeout: 5000 }).toEqual(['long']);
+  } finally {
+    await indexer.stop();
+  }
 });

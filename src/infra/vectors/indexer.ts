@@ -10,6 +10,15 @@
  *   model change the index is rebuilt in the background, and queries only ever compare vectors of
  *   the current model.
  *
+ * A text the model refuses (`blamesInput`: a 400/413/422 from the server, e.g. over its token limit,
+ * or the local model throwing) must not hold up the queue: the refused batch is split in halves until
+ * the refused text stands alone; the others get their vectors, and the refused item's row stays in
+ * the outbox with `attempts` + 1 and `not_before` set (1 minute, doubling per refusal, at most a
+ * day). Until then neither the loop nor a search's drain picks it up, so the owner's searches answer
+ * (without that item) instead of failing for good. A new write of the item resets both; a start of
+ * the process clears `not_before`, so an operator who fixes the model's settings and restarts sees
+ * the items retried at once. Any other failure (server away, timeout, 429) backs off the whole loop.
+ *
  * One batch at a time per process (a promise chain), so an old text never overwrites a newer one
  * here; across instances, `item_version` in vector_items keeps the newest. Batches of different
  * owners' drains and of the background loop take turns on the chain.
@@ -18,7 +27,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock';
 import type { Database } from '../db/schema';
-import type { Embedder } from '../embeddings';
+import { blamesInput, type Embedder } from '../embeddings';
 import type { Queryable, VectorIndex, VectorRecord } from './types';
 
 /** Text and version of live items of one owner; items missing from the map are gone (their vector is dropped). */
@@ -35,13 +44,18 @@ export interface VectorIndexerOptions {
   intervalMs: number;
   /** Most pending items a search embeds before answering. */
   drainMax?: number;
+  /** Wait before a refused item is tried again, doubling per refusal up to a day (default 60 s). */
+  refusedRetryMs?: number;
   log?: (msg: string, err?: unknown) => void;
 }
 
-type Pending = { collection: string; owner_id: string; item_id: string; ticket: string };
+type Pending = { collection: string; owner_id: string; item_id: string; ticket: string; attempts: number };
+const PENDING = ['collection', 'owner_id', 'item_id', 'ticket', 'attempts'] as const;
+const DAY_MS = 86_400_000;
 
 export function createVectorIndexer(o: VectorIndexerOptions) {
   const drainMax = o.drainMax ?? 1000;
+  const refusedRetryMs = o.refusedRetryMs ?? 60_000;
   const sources: Record<string, TextSource> = { ...(o.sources ?? {}) };
   let chain: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
@@ -63,11 +77,12 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
     const rows = [...batch].sort((a, b) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : 0));
     const texts = await source(ownerId, rows.map((r) => r.item_id));
     const live = rows.filter((r) => texts.has(r.item_id));
-    const vectors = await o.embedder.embed(live.map((r) => texts.get(r.item_id)!.text));
-    const records: VectorRecord[] = live.map((r, i) => ({
-      collection, ownerId, itemId: r.item_id, itemVersion: texts.get(r.item_id)!.version, modelId: o.embedder.modelId, vector: vectors[i],
+    const { embedded, refused } = await embedIsolating(live.map((row) => ({ row, text: texts.get(row.item_id)!.text })));
+    const records: VectorRecord[] = embedded.map(({ row, vector }) => ({
+      collection, ownerId, itemId: row.item_id, itemVersion: texts.get(row.item_id)!.version, modelId: o.embedder.modelId, vector,
     }));
     const gone = rows.filter((r) => !texts.has(r.item_id)).map((r) => r.item_id);
+    const now = o.clock.now();
     await o.db.transaction().execute(async (trx) => {
       // An item's vector is stored only while its outbox row (this ticket) is still there. The text was
       // read and embedded outside this transaction: a DELETE that committed meanwhile removed the row
@@ -75,14 +90,59 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
       // may have stored it already. Storing it anyway left a vector for a deleted item for good.
       const current = new Set<string>();
       for (const r of rows) {
+        if (refused.some((f) => f.row === r)) continue;
         const d = await trx.deleteFrom('vector_outbox').where('collection', '=', collection).where('owner_id', '=', ownerId)
           .where('item_id', '=', r.item_id).where('ticket', '=', r.ticket).executeTakeFirst();
         if (Number(d.numDeletedRows) > 0) current.add(r.item_id);
       }
       await o.index.upsert(records.filter((rec) => current.has(rec.itemId)), trx);
       await o.index.remove(collection, ownerId, gone, trx);
+      // A refused item waits, and a vector of its earlier text is dropped: it would match the item by
+      // words it no longer holds. The ticket check leaves a newer write's row (a new text) alone.
+      const waiting: string[] = [];
+      for (const { row } of refused) {
+        const u = await trx.updateTable('vector_outbox').set({ attempts: row.attempts + 1, not_before: now + refusalWait(row.attempts + 1) })
+          .where('collection', '=', collection).where('owner_id', '=', ownerId).where('item_id', '=', row.item_id)
+          .where('ticket', '=', row.ticket).executeTakeFirst();
+        if (Number(u.numUpdatedRows) > 0) waiting.push(row.item_id);
+      }
+      await o.index.remove(collection, ownerId, waiting, trx);
     });
+    for (const { row, error } of refused) {
+      o.log?.(`vector indexing: the model refused the text of ${collection} item ${JSON.stringify(row.item_id)} of owner ${ownerId} `
+        + `(refusal ${row.attempts + 1}); it is left out of search and tried again in ${Math.round(refusalWait(row.attempts + 1) / 1000)} s`, error);
+    }
   }
+
+  /** Wait after the n-th refusal of an item: refusedRetryMs, doubling, at most a day. */
+  const refusalWait = (n: number) => Math.min(DAY_MS, refusedRetryMs * 2 ** Math.min(n - 1, 20));
+
+  /**
+   * Embeds the texts; when the model refuses them for what they are, splits them in halves until each
+   * refused text stands alone, so one bad text costs ~2·log2(batch) calls and its neighbours still
+   * get their vectors. Any other failure is thrown as it is.
+   */
+  async function embedIsolating(items: { row: Pending; text: string }[]): Promise<{
+    embedded: { row: Pending; vector: Float32Array }[];
+    refused: { row: Pending; error: unknown }[];
+  }> {
+    if (items.length === 0) return { embedded: [], refused: [] };
+    try {
+      const vectors = await o.embedder.embed(items.map((i) => i.text));
+      return { embedded: items.map((i, n) => ({ row: i.row, vector: vectors[n] })), refused: [] };
+    } catch (error) {
+      if (!blamesInput(error)) throw error;
+      if (items.length === 1) return { embedded: [], refused: [{ row: items[0].row, error }] };
+      const half = Math.ceil(items.length / 2);
+      const a = await embedIsolating(items.slice(0, half));
+      const b = await embedIsolating(items.slice(half));
+      return { embedded: [...a.embedded, ...b.embedded], refused: [...a.refused, ...b.refused] };
+    }
+  }
+
+  /** Rows not waiting out a refusal. */
+  const ready = () => o.db.selectFrom('vector_outbox').select(PENDING)
+    .where((eb) => eb.or([eb('not_before', 'is', null), eb('not_before', '<=', o.clock.now())]));
 
   async function processGrouped(rows: Pending[]): Promise<number> {
     const groups = new Map<string, Pending[]>();
@@ -96,8 +156,7 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
 
   /** One background step: the oldest pending batch of any owner. */
   const step = () => serial(async () => {
-    const rows = await o.db.selectFrom('vector_outbox').select(['collection', 'owner_id', 'item_id', 'ticket'])
-      .orderBy('enqueued_at').limit(o.batchSize).execute();
+    const rows = await ready().orderBy('enqueued_at').limit(o.batchSize).execute();
     return rows.length ? processGrouped(rows) : 0;
   });
 
@@ -110,8 +169,8 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
       const now = o.clock.now();
       for (const itemId of itemIds) {
         const ticket = randomUUID();
-        await q.insertInto('vector_outbox').values({ collection, owner_id: ownerId, item_id: itemId, ticket, enqueued_at: now })
-          .onConflict((oc) => oc.columns(['collection', 'owner_id', 'item_id']).doUpdateSet({ ticket, enqueued_at: now })).execute();
+        await q.insertInto('vector_outbox').values({ collection, owner_id: ownerId, item_id: itemId, ticket, enqueued_at: now, attempts: 0, not_before: null })
+          .onConflict((oc) => oc.columns(['collection', 'owner_id', 'item_id']).doUpdateSet({ ticket, enqueued_at: now, attempts: 0, not_before: null })).execute();
       }
     },
 
@@ -131,8 +190,7 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
       let done = 0;
       while (done < drainMax) {
         const n = await serial(async () => {
-          const rows = await o.db.selectFrom('vector_outbox').select(['collection', 'owner_id', 'item_id', 'ticket'])
-            .where('collection', '=', collection).where('owner_id', '=', ownerId)
+          const rows = await ready().where('collection', '=', collection).where('owner_id', '=', ownerId)
             .orderBy('enqueued_at', 'desc').limit(Math.min(o.batchSize, drainMax - done)).execute();
           return rows.length === 0 ? 0 : processGrouped(rows);
         });
@@ -163,10 +221,16 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
     start(): void {
       if (timer || stopped) return;
       let failures = 0;
+      let started = false;
       const tick = async () => {
         timer = undefined;
         let n = 0;
         try {
+          if (!started) {
+            // Refused items are tried again at once after a start (the operator may have fixed the model).
+            await o.db.updateTable('vector_outbox').set({ not_before: null }).where('not_before', 'is not', null).execute();
+            started = true;
+          }
           n = await step();
           failures = 0;
         } catch (e) {

@@ -96,6 +96,10 @@ export interface VectorOutboxTable {
   /** Replaced on every enqueue: the indexer deletes the row only if no newer write re-enqueued it. */
   ticket: string;
   enqueued_at: number;
+  /** Times the model refused this item's text since it was last enqueued (a new write resets it). */
+  attempts: number;
+  /** Epoch ms before which the indexer leaves the row alone (set after a refusal); null: ready. */
+  not_before: number | null;
 }
 
 export interface MemoryTables {

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startFakeEmbeddings, type FakeEmbeddingsServer } from './fakes/openai-embeddings';
+import { startTestApp, type TestApp } from './helpers/harness';
+
+/**
+ * An embeddings model with a small context length (a TEI or Ollama model of 512 tokens is common):
+ * one memory whose text it refuses must not make that agent's searches fail for good, nor hold up
+ * the indexing of anything written after it (src/infra/vectors/indexer.ts).
+ */
+let fake: FakeEmbeddingsServer;
+let t: TestApp;
+beforeAll(async () => {
+  fake = await startFakeEmbeddings({ dimensions: 32, maxInputTokens: 300 });
+  t = await startTestApp({
+    env: {
+      SVC_EMBEDDINGS: 'openai', SVC_EMBEDDINGS_URL: fake.url, SVC_EMBEDDINGS_MODEL: 'small-context', SVC_EMBEDDINGS_DIMENSIONS: '32',
+      SVC_EMBEDDINGS_TIMEOUT_MS: '2000', SVC_MEMORY_INDEX_INTERVAL_MS: '600000',
+    },
+  });
+});
+afterAll(async () => {
+  await t?.close();
+  await fake?.close();
+});
+
+test('a memory whose text the model refuses is left out of search; the agent\'s searches answer and find everything else', async () => {
+  const a = await t.registerAgent();
+  const put = (key: string, value: unknown) => t.request('PUT', `/v1/memory/${key}`, { token: a.apiKey, body: { value } });
+  expect((await put('invoice', 'Invoice 42 from the plumber is due on the 3rd')).status).toBe(200);
+  // ~600 bytes of text to embed: over the model's 300 tokens, so the server answers 400 for any batch holding it.
+  expect((await put('journal', { entry: 'plumber '.repeat(75) })).status).toBe(200);
+  expect((await put('receipt', 'Receipt for the plumber visit, paid in cash')).status).toBe(200);
+
+  const search = () => t.request('GET', '/v1/memory/search?q=plumber&threshold=0', { token: a.apiKey });
+  const first = await search();
+  expect(first.status).toBe(200); // was 503 MEMORY_SEARCH_UNAVAILABLE on every search, for good
+  expect(first.body.results.map((r: any) => r.key).sort()).toEqual(['invoice', 'receipt']);
+  expect(fake.requests.some((r) => (r.body.input as string[]).length === 1 && (r.body.input as string[])[0].includes('plumber plumber'))).toBe(true);
+
+  // The refused text waits out its backoff: the next search does not send it to the model again.
+  const sent = fake.requests.length;
+  const second = await search();
+  expect(second.status).toBe(200);
+  expect(fake.requests.slice(sent).map((r) => r.body.input)).toEqual([['plumber']]); // only the query
+
+  // Rewritten to a text the model takes, it is found by the next search.
+  expect((await put('journal', { entry: 'Called the plumber about the leak' })).status).toBe(200);
+  const third = await search();
+  expect(third.status).toBe(200);
+  expect(third.body.results.map((r: any) => r.key).sort()).toEqual(['invoice', 'journal', 'receipt']);
+});
+
+test('another agent\'s refused memory neither shows in nor blocks this agent\'s search', async () => {
+  const a = await t.registerAgent();
+  const b = await t.registerAgent();
+  expect((await t.request('PUT', '/v1/memory/long', { token: b.apiKey, body: { value: 'plumber '.repeat(80) } })).status).toBe(200);
+  expect((await t.request('GET', '/v1/memory/search?q=plumber&threshold=0', { token: b.apiKey })).status).toBe(200);
+  expect((await t.request('PUT', '/v1/memory/note', { token: a.apiKey, body: { value: 'plumber on Tuesday' } })).status).toBe(200);
+  const res = await t.request('GET', '/v1/memory/search?q=plumber&threshold=0', { token: a.apiKey });
+  expect(res.status).toBe(200);
+  expect(res.body.results.map((r: any) => r.key)).toEqual(['note']);
+});
