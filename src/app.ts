@@ -27,6 +27,7 @@ import { createVectorRuntime } from './infra/vectors/runtime';
 import { createBillingModule } from './modules/billing/module';
 import { createUsageModule } from './modules/usage/module';
 import { createSearchModule } from './modules/search/module';
+import { createApprovalModule } from './modules/approvals/module';
 import { createFeedbackModule } from './modules/feedback/module';
 import { createBlobsModule } from './modules/blobs/module';
 import { createParseModule, type ParseModule } from './modules/parse/module';
@@ -135,8 +136,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   usage.service.addActivitySource(feedback.service.activitySource());
   const browse = createBrowseModule({ config, database, clock, envelope, metering, tiers: usage.service });
   usage.service.addActivitySource(browse.service.activitySource());
+  const approvals = createApprovalModule({ db: database.db, clock, envelope, upgradeUrl, effectiveTier: (id, tier) => usage.service.effectiveTier(id, tier) });
+  usage.service.addActivitySource(approvals.service.activitySource());
   await app.register(search.routes);
   await app.register(feedback.routes);
+  await app.register(approvals.routes);
   await app.register(browse.routes);
   await app.register(usage.routes);
   // Blobs and parsing: caps and parse rates follow the billed tier; parse and blob search meter through billing.

@@ -47,10 +47,12 @@ describe('GET /v1/capabilities', () => {
     const free = body.billing_tiers.find((x: any) => x.name === 'free');
     expect(free).toMatchObject({
       memory_writes_per_month: TIERS.free.memoryWritesPerMonth, memory_storage_bytes: TIERS.free.memoryStorageBytes, feedback_per_month: TIERS.free.feedbackPerMonth,
+      approval_events_per_month: TIERS.free.approvalEventsPerMonth,
       free_calls_per_30_days: { search: 50, browse: 20, memory_write: 1000 }, // the spec's free-tier figures
     });
     expect(body.billing_tiers.find((x: any) => x.name === 'starter')).toMatchObject({ search_calls_per_month: 3000, free_calls_per_30_days: null });
     expect(body.feedback.note).toEqual({ max_characters: 500, counted_in: 'Unicode code points', nullable: true });
+    expect(body.trust.endpoints).toEqual(expect.arrayContaining([expect.objectContaining({ path: '/v1/me/approval-events' })]));
     expect(body.tier_descriptions.pro).toBe(TIERS.pro.description);
     expect(body.document_storage.max_blob_bytes).toBe(t.config.blobs.maxBytes);
     expect(body.browser.max_response_bytes).toBe(t.config.web.browseMaxBytes);

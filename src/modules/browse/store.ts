@@ -15,6 +15,7 @@ import type { DatabaseHandle } from '../../infra/db/database';
 import { preparedWrite } from '../../infra/db/prepared';
 import type { Database } from '../../infra/db/schema';
 import type { BrowseLogTable } from '../../infra/db/tables/web';
+import { beforeBound } from '../usage/activity-bound';
 import type { ActivityBound } from '../usage/activity-types';
 
 export type BrowseRow = BrowseLogTable;
@@ -58,12 +59,7 @@ export function createBrowseStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
       let q = db.selectFrom('browse_log')
         .select(['browse_id', 'url', 'final_url', 'mode', 'http_status', 'content_type', 'title', 'response_time_ms', 'created_at'])
         .where('agent_id', '=', agentId);
-      if (before) {
-        const { at, sameAt } = before;
-        if (sameAt === 'all') q = q.where('created_at', '<=', at);
-        else if (sameAt === 'none') q = q.where('created_at', '<', at);
-        else q = q.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('browse_id', '<', sameAt.idBelow)])]));
-      }
+      if (before) q = q.where(beforeBound('browse_id', before));
       return settled(q.orderBy('created_at', 'desc').orderBy('browse_id', 'desc').limit(limit).execute());
     },
   };

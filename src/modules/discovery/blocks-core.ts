@@ -67,6 +67,7 @@ export function billingTiersBlock() {
     blob_storage_bytes: t.blobStorageBytes,
     search_overage_usd_per_call: t.searchOverageUsdPerCall,
     feedback_per_month: t.feedbackPerMonth,
+    approval_events_per_month: t.approvalEventsPerMonth,
     parse_ops_per_month: t.parseOpsPerMonth,
     parse_per_minute: t.parsePerMinute,
     min_lifetime_purchase_usd: t.minLifetimePurchaseUnits === null ? null : (t.minLifetimePurchaseUnits / 10_000).toFixed(2),

@@ -9,18 +9,13 @@ import { iso } from '../../lib/clock';
 import { newId } from '../../lib/ids';
 import { tierOf, type TierDefinition } from '../../lib/tiers';
 import type { ActivityItem, ActivitySource } from '../usage/activity-types';
+import { capReached, capStanding, utcMonth } from '../usage/monthly-cap';
 import { MAX_NOTE_CHARS, REF_TYPES, SIGNALS, type RefType, type Signal } from './schemas';
 import type { FeedbackRow, FeedbackStore } from './store';
 
 
 export interface FeedbackInput { ref_type: RefType; ref_id: string; signal: Signal; note?: string | null }
 export interface Caller { agentId: string; tier: string }
-
-/** UTC calendar month of an instant, and the instant the next one starts. */
-export function utcMonth(ms: number): { month: string; resetsAt: number } {
-  const d = new Date(ms);
-  return { month: d.toISOString().slice(0, 7), resetsAt: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) };
-}
 
 type Counts = Record<Signal | 'total', number>;
 const zero = (): Counts => ({ total: 0, helpful: 0, unhelpful: 0, wrong: 0 });
@@ -46,14 +41,13 @@ export function createFeedbackService(deps: FeedbackServiceDeps) {
       }
       const now = clock.now();
       const cap = await capOf(caller);
-      const { month, resetsAt } = utcMonth(now);
+      const { month } = utcMonth(now);
       const row: FeedbackRow = {
         feedback_id: newId(), agent_id: caller.agentId, ref_type: input.ref_type, ref_id: input.ref_id,
         signal: input.signal, note: note === '' ? null : note, created_at: now,
       };
       if (!(await store.appendWithinCap(row, month, cap))) {
-        throw new ApiError(429, 'FEEDBACK_LIMIT', `Monthly feedback cap of ${cap} for this tier is reached; it resets at the start of the next UTC month`,
-          { upgrade_url: deps.upgradeUrl, limit: cap, resets_at: iso(resetsAt) });
+        throw capReached('FEEDBACK_LIMIT', 'feedback', cap, now, deps.upgradeUrl);
       }
       return { feedback_id: row.feedback_id, created_at: iso(now) };
     },
@@ -72,19 +66,14 @@ export function createFeedbackService(deps: FeedbackServiceDeps) {
         const ref = (byRef[r.ref_type] ??= zero());
         ref[s] += r.last_30d; ref.total += r.last_30d;
       }
-      const { month, resetsAt } = utcMonth(now);
-      const [limit, used] = await Promise.all([capOf(caller), store.monthCount(caller.agentId, month)]);
+      const [limit, used] = await Promise.all([capOf(caller), store.monthCount(caller.agentId, utcMonth(now).month)]);
       return {
         status: 'success',
         last_7d: last7,
         last_30d: last30,
         by_ref_type: byRef,
         by_ref_type_window: 'last_30d',
-        month,
-        used_this_month: used,
-        limit,
-        remaining: Math.max(0, limit - used),
-        resets_at: iso(resetsAt),
+        ...capStanding(limit, used, now),
       };
     },
 

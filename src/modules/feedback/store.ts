@@ -1,11 +1,14 @@
 /**
  * SQL of feedback: append-only events plus one counter row per agent and UTC month. The monthly
- * cap is decided by a conditional increment of that row (`count < cap`) in the same transaction
- * as the insert, so concurrent posts (even from several instances) never pass the cap.
+ * cap is decided on that row (infra/db/monthly-cap.ts) in the same transaction as the insert, so
+ * concurrent posts (even from several instances) never pass the cap.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { FeedbackEventsTable } from '../../infra/db/tables/web';
+import { countWithinCap, monthlyCount } from '../../infra/db/monthly-cap';
+import { beforeBound } from '../usage/activity-bound';
+import type { ActivityBound } from '../usage/activity-types';
 
 export type FeedbackRow = FeedbackEventsTable;
 
@@ -16,20 +19,14 @@ export function createFeedbackStore(db: Kysely<Database>) {
     /** Inserts the event unless the agent already has `cap` events this month; false when capped. */
     async appendWithinCap(row: FeedbackRow, month: string, cap: number): Promise<boolean> {
       return db.transaction().execute(async (trx) => {
-        await trx.insertInto('feedback_monthly').values({ agent_id: row.agent_id, month, count: 0 })
-          .onConflict((oc) => oc.columns(['agent_id', 'month']).doNothing()).execute();
-        const r = await trx.updateTable('feedback_monthly').set({ count: sql`count + 1` })
-          .where('agent_id', '=', row.agent_id).where('month', '=', month).where('count', '<', cap)
-          .executeTakeFirst();
-        if (Number(r.numUpdatedRows) === 0) return false;
+        if (!(await countWithinCap(trx, 'feedback_monthly', row.agent_id, month, cap))) return false;
         await trx.insertInto('feedback_events').values(row).execute();
         return true;
       });
     },
 
-    async monthCount(agentId: string, month: string): Promise<number> {
-      const r = await db.selectFrom('feedback_monthly').select('count').where('agent_id', '=', agentId).where('month', '=', month).executeTakeFirst();
-      return Number(r?.count ?? 0);
+    monthCount(agentId: string, month: string): Promise<number> {
+      return monthlyCount(db, 'feedback_monthly', agentId, month);
     },
 
     /** Counts per (ref_type, signal) in the windows (since7, now] and (since30, now]. */
@@ -48,14 +45,9 @@ export function createFeedbackStore(db: Kysely<Database>) {
      * Newest first (activity feed). `before.sameAt` says which rows at exactly `before.at` still
      * belong after the cursor: all, none, or those with a smaller id.
      */
-    page(agentId: string, limit: number, before?: { at: number; sameAt: 'all' | 'none' | { idBelow: string } }) {
+    page(agentId: string, limit: number, before?: ActivityBound) {
       let q = db.selectFrom('feedback_events').selectAll().where('agent_id', '=', agentId);
-      if (before) {
-        const { at, sameAt } = before;
-        if (sameAt === 'all') q = q.where('created_at', '<=', at);
-        else if (sameAt === 'none') q = q.where('created_at', '<', at);
-        else q = q.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('feedback_id', '<', sameAt.idBelow)])]));
-      }
+      if (before) q = q.where(beforeBound('feedback_id', before));
       return q.orderBy('created_at', 'desc').orderBy('feedback_id', 'desc').limit(limit).execute();
     },
   };

@@ -1,4 +1,4 @@
-/** Tables of the web area: browse log and feedback (times are epoch milliseconds; booleans 0/1). */
+/** Tables of the web area: browse log, feedback and approval events (times are epoch milliseconds; booleans 0/1). */
 
 /** One row per browse call that returned a page (POST /v1/browse); re-read by GET /v1/browse/{id}. */
 export interface BrowseLogTable {
@@ -33,8 +33,29 @@ export interface FeedbackMonthlyTable {
   count: number;
 }
 
+/**
+ * Append-only human-approval events (POST /v1/me/approval-events): what the agent reports a human
+ * approved or denied. Declared by the agent, not verified. Never updated, never deleted.
+ */
+export interface ApprovalEventsTable {
+  approval_id: string;
+  agent_id: string;
+  action: string;
+  decision: string; // approved | denied
+  approver: string | null;
+  tool: string | null;
+  risk_class: string | null; // low | high
+  note: string | null;
+  /** When the human decided, as the agent reports it (defaults to created_at). */
+  decided_at: number;
+  created_at: number;
+}
+
 export interface WebTables {
   browse_log: BrowseLogTable;
   feedback_events: FeedbackEventsTable;
   feedback_monthly: FeedbackMonthlyTable;
+  approval_events: ApprovalEventsTable;
+  /** Same shape as feedback_monthly: the approval events cap per agent and UTC month. */
+  approval_monthly: FeedbackMonthlyTable;
 }
