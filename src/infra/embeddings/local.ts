@@ -145,11 +145,14 @@ export class LocalEmbedder implements Embedder {
     clearTimeout(batch.timer);
     this.inFlight = undefined;
     const expected = batch.slices.reduce((n, s) => n + s.count, 0) * DIM;
-    if (msg.type === 'result' && msg.vectors.length !== expected) {
+    // An answer of the wrong length is the thread's fault, not the texts' (`model_error` is what the
+    // model threw on these texts, and the vector indexer sets such texts aside: blamesInput).
+    const wrongLength = msg.type === 'result' && msg.vectors.length !== expected;
+    if (msg.type === 'result' && wrongLength) {
       msg = { type: 'error', id: msg.id, message: `thread sent ${msg.vectors.length} numbers, expected ${expected}` };
     }
     if (msg.type === 'error') {
-      const err = new EmbeddingError(`local embedding failed: ${msg.message}`, 'model_error');
+      const err = new EmbeddingError(`local embedding failed: ${msg.message}`, wrongLength ? 'bad_response' : 'model_error');
       for (const { job } of batch.slices) this.rejectJob(job, err);
     } else {
       let row = 0;

@@ -35,7 +35,7 @@ export type EmbeddingFailure =
   | 'upstream_status' // remote answered another non-2xx (after the retries of 408/409/5xx)
   | 'rate_limited' // remote answered 429 (after the retries, or its retry-after passes the time limit)
   | 'upstream_auth' // remote answered 401/403
-  | 'bad_response' // remote body was not the OpenAI shape, or wrong count/length
+  | 'bad_response' // remote body was not the OpenAI shape, or wrong count/length; the local thread's answer of the wrong length
   | 'network'; // connection refused, reset, DNS
 
 /**
