@@ -174,9 +174,10 @@ test('a failure that is not the text\'s fault (server away, rate limited) fails 
 test('a start of the process tries refused items again at once (the operator may have fixed the model)', async () => {
   const clock = new ManualClock();
   let refuse = true;
+  const logged: string[] = [];
   const indexer = createVectorIndexer({
     db: h.db, index: await createVectorIndex(h, clock, { mode: 'exact' }), embedder: refusingEmbedder(() => refuse, []),
-    clock, batchSize: 10, intervalMs: 5,
+    clock, batchSize: 10, intervalMs: 5, log: (msg) => logged.push(msg),
     sources: { r: async (_owner, ids) => new Map(ids.map((id) => [id, { text: id, version: 1 }])) },
   });
   await h.db.deleteFrom('vector_outbox').execute(); // the loop takes any collection's rows: only this test's
@@ -187,6 +188,7 @@ test('a start of the process tries refused items again at once (the operator may
   indexer.start();
   try {
     await expect.poll(() => vectorsOf('r'), { timeout: 5000 }).toEqual(['long']);
+    expect(logged).toContain('vector indexing: 1 item(s) whose text the model refused before are tried again now');
   } finally {
     await indexer.stop();
   }

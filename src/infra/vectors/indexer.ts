@@ -228,8 +228,10 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
         try {
           if (!started) {
             // Refused items are tried again at once after a start (the operator may have fixed the model).
-            await o.db.updateTable('vector_outbox').set({ not_before: null }).where('not_before', 'is not', null).execute();
+            const r = await o.db.updateTable('vector_outbox').set({ not_before: null }).where('not_before', 'is not', null).executeTakeFirst();
             started = true;
+            const n = Number(r.numUpdatedRows);
+            if (n > 0) o.log?.(`vector indexing: ${n} item(s) whose text the model refused before are tried again now`);
           }
           n = await step();
           failures = 0;
