@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       [{ SVC_TERMS_VERSION: 'banana' }, 'SVC_TERMS_VERSION must be a date'],
       [{ SVC_TERMS_VERSION: '2026-02-30' }, 'SVC_TERMS_VERSION must be a date'],
       [{ SVC_FOUNDING_PERIOD_END: '2027-06-30' }, 'SVC_FOUNDING_PERIOD_END must be an ISO 8601 date-time'],
+      [{ SVC_FOUNDING_PERIOD_END: '2027-02-30T00:00:00Z' }, 'SVC_FOUNDING_PERIOD_END must be an ISO 8601 date-time'], // no such day (was accepted: Date.parse rolls it over)
       [{ SVC_STRIPE_JS_URL: 'js.stripe.com/v3' }, 'SVC_STRIPE_JS_URL must be a URL'],
       [{ SVC_MCP_ALLOWED_ORIGINS: 'inspector.example' }, '"inspector.example" is not an origin'],
       [{ SVC_MCP_ALLOWED_ORIGINS: 'https://ok.example, https://a.example/path' }, '"https://a.example/path" is not an origin'],

@@ -3,6 +3,8 @@
  * its documentation once; `loadConfig` validates them all at start-up, and `docs/configuration.md`
  * is generated from the same definitions (`npm run config:docs`).
  */
+import { parseIsoDate, parseIsoInstant } from '../lib/iso-time';
+
 export interface Setting<T> {
   env: string;
   doc: string;
@@ -96,13 +98,10 @@ export function optionalUrl(env: string, doc: string, schemes: string[] = ['http
  * that exists on the calendar; kept as written.
  */
 export function date(env: string, def: string, doc: string, opts: { time?: boolean } = {}): Setting<string> {
-  const form = opts.time ? /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/ : /^\d{4}-\d{2}-\d{2}$/;
   return make(env, doc, def, (raw) => {
     if (blank(raw)) return def;
     const text = raw!.trim();
-    const ms = Date.parse(text);
-    // Date.parse rolls 2026-02-30 over to March: the day read back must be the day written.
-    if (!form.test(text) || Number.isNaN(ms) || (!opts.time && new Date(ms).toISOString().slice(0, 10) !== text)) {
+    if ((opts.time ? parseIsoInstant(text) : parseIsoDate(text)) === undefined) {
       throw new SettingProblem(`${env} must be ${opts.time ? 'an ISO 8601 date-time with its zone, e.g. 2027-06-30T00:00:00Z' : 'a date, YYYY-MM-DD'}, got "${text}"`);
     }
     return text;

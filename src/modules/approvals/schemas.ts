@@ -1,4 +1,7 @@
 import { Type } from 'typebox';
+import { MAX_NOTE_CHARS } from '../feedback/schemas';
+
+export { MAX_NOTE_CHARS };
 
 export const DECISIONS = ['approved', 'denied'] as const;
 export const RISK_CLASSES = ['low', 'high'] as const;
@@ -7,8 +10,6 @@ export type Decision = (typeof DECISIONS)[number];
 export const MAX_ACTION_CHARS = 200;
 export const MAX_APPROVER_CHARS = 200;
 export const MAX_TOOL_CHARS = 128;
-/** As feedback's note (spec: note at most 500). */
-export const MAX_NOTE_CHARS = 500;
 /** How far ahead of the server's clock a decided_at may be (clock skew between hosts). */
 export const DECIDED_AT_SKEW_MS = 5 * 60_000;
 

@@ -8,10 +8,11 @@ import { ApiError } from '../../http/errors';
 import type { Clock } from '../../lib/clock';
 import { iso } from '../../lib/clock';
 import { newId } from '../../lib/ids';
+import { parseIsoInstant } from '../../lib/iso-time';
 import { tierOf, type TierDefinition } from '../../lib/tiers';
-import { decodeCursor, encodeCursor } from '../usage/activity';
+import { boundFor, decodeCursor, encodeCursor } from '../usage/activity';
 import type { ActivityItem, ActivitySource } from '../usage/activity-types';
-import { capReached, capStanding, utcMonth } from '../usage/monthly-cap';
+import { capMonth, capReached, capStanding } from '../usage/monthly-cap';
 import { DECIDED_AT_SKEW_MS, MAX_NOTE_CHARS, type Decision } from './schemas';
 import type { ApprovalRow, ApprovalStore } from './store';
 
@@ -20,23 +21,6 @@ export interface ApprovalInput {
   risk_class?: 'low' | 'high' | null; note?: string | null; decided_at?: string | null;
 }
 export interface Caller { agentId: string; tier: string }
-
-/** ISO 8601 date-time with seconds optional fractions and a zone (Z or ±hh:mm), as RFC 3339 writes it. */
-const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
-
-/** Epoch ms of an ISO 8601 instant, or undefined when it is not one (a date alone, no zone, Feb 30). */
-export function parseInstant(text: string): number | undefined {
-  const m = ISO_INSTANT.exec(text);
-  if (!m) return undefined;
-  const ms = Date.parse(text.toUpperCase());
-  if (!Number.isFinite(ms)) return undefined;
-  // Date.parse rolls 2026-02-30 over to March; the calendar fields must survive the round trip.
-  const [, y, mo, d] = m.map(Number);
-  const zone = m[7].toUpperCase() === 'Z' ? 0 : (m[7][0] === '-' ? -1 : 1) * (Number(m[7].slice(1, 3)) * 60 + Number(m[7].slice(4, 6)));
-  const local = new Date(ms + zone * 60_000);
-  if (local.getUTCFullYear() !== y || local.getUTCMonth() + 1 !== mo || local.getUTCDate() !== d) return undefined;
-  return ms;
-}
 
 const view = (r: ApprovalRow) => ({
   approval_id: r.approval_id, action: r.action, decision: r.decision, approver: r.approver, tool: r.tool,
@@ -67,7 +51,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       const now = clock.now();
       let decidedAt = now;
       if (input.decided_at !== undefined && input.decided_at !== null) {
-        const at = parseInstant(input.decided_at);
+        const at = parseIsoInstant(input.decided_at);
         if (at === undefined || at < 0) {
           throw new ApiError(422, 'INVALID_DECIDED_AT', 'decided_at is an ISO 8601 date-time with a time zone, e.g. 2026-11-26T09:30:00Z', { field: 'body.decided_at' });
         }
@@ -77,7 +61,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
         decidedAt = at;
       }
       const cap = await capOf(caller);
-      const { month } = utcMonth(now);
+      const { month } = capMonth(now);
       const row: ApprovalRow = {
         approval_id: newId(), agent_id: caller.agentId, action: input.action, decision: input.decision,
         approver: input.approver ?? null, tool: input.tool ?? null, risk_class: input.risk_class ?? null,
@@ -102,14 +86,14 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
         if (!c || c.kind !== 'approval') {
           throw new ApiError(400, 'INVALID_APPROVAL_CURSOR', 'cursor is not one this list handed out; start again without it', { field: 'querystring.cursor' });
         }
-        before = { at: c.at, sameAt: { idBelow: c.id } };
+        before = boundFor('approval', c);
       }
       const rows = await store.page(caller.agentId, q.limit + 1, before, q.decision);
       const page = rows.slice(0, q.limit);
       const last = page[page.length - 1];
       const hasMore = rows.length > q.limit;
       const now = clock.now();
-      const [limit, used] = await Promise.all([capOf(caller), store.monthCount(caller.agentId, utcMonth(now).month)]);
+      const [limit, used] = await Promise.all([capOf(caller), store.monthCount(caller.agentId, capMonth(now).month)]);
       return {
         status: 'success',
         events: page.map(view),

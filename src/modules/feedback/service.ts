@@ -9,7 +9,7 @@ import { iso } from '../../lib/clock';
 import { newId } from '../../lib/ids';
 import { tierOf, type TierDefinition } from '../../lib/tiers';
 import type { ActivityItem, ActivitySource } from '../usage/activity-types';
-import { capReached, capStanding, utcMonth } from '../usage/monthly-cap';
+import { capMonth, capReached, capStanding } from '../usage/monthly-cap';
 import { MAX_NOTE_CHARS, REF_TYPES, SIGNALS, type RefType, type Signal } from './schemas';
 import type { FeedbackRow, FeedbackStore } from './store';
 
@@ -41,7 +41,7 @@ export function createFeedbackService(deps: FeedbackServiceDeps) {
       }
       const now = clock.now();
       const cap = await capOf(caller);
-      const { month } = utcMonth(now);
+      const { month } = capMonth(now);
       const row: FeedbackRow = {
         feedback_id: newId(), agent_id: caller.agentId, ref_type: input.ref_type, ref_id: input.ref_id,
         signal: input.signal, note: note === '' ? null : note, created_at: now,
@@ -66,7 +66,7 @@ export function createFeedbackService(deps: FeedbackServiceDeps) {
         const ref = (byRef[r.ref_type] ??= zero());
         ref[s] += r.last_30d; ref.total += r.last_30d;
       }
-      const [limit, used] = await Promise.all([capOf(caller), store.monthCount(caller.agentId, utcMonth(now).month)]);
+      const [limit, used] = await Promise.all([capOf(caller), store.monthCount(caller.agentId, capMonth(now).month)]);
       return {
         status: 'success',
         last_7d: last7,
