@@ -7,6 +7,9 @@
  *   coalesced into the next batch, up to `batchSize` texts (a larger call is split across batches).
  * - A crash of the thread (uncaught error, out of memory, exit) or a batch past `timeoutMs` rejects
  *   every pending call with EmbeddingError and drops the thread; the next call starts a new one.
+ * - When the model throws on a batch that merged several calls, each call's part is sent again on its
+ *   own, so only the call whose texts the model cannot take gets `model_error` (the vector indexer
+ *   sets the texts of such a call aside: blamesInput); the other calls get their vectors.
  * - An idle thread is unref'd, so it never keeps the process alive on its own.
  */
 import { createRequire } from 'node:module';
@@ -28,6 +31,8 @@ export function localModelId(): string {
 export interface LocalEmbedderOptions {
   batchSize: number;
   timeoutMs: number;
+  /** The thread's module (default local-worker.ts); tests give a stand-in that speaks its protocol. */
+  workerUrl?: URL;
 }
 
 interface Job {
@@ -38,9 +43,14 @@ interface Job {
   resolve(v: Float32Array[]): void;
   reject(e: Error): void;
 }
+interface Slice {
+  job: Job;
+  offset: number;
+  count: number;
+}
 interface Batch {
   id: number;
-  slices: { job: Job; offset: number; count: number }[];
+  slices: Slice[];
   timer: NodeJS.Timeout;
 }
 
@@ -54,6 +64,8 @@ export class LocalEmbedder implements Embedder {
   readonly dimensions = DIM;
   private worker?: Worker;
   private queue: Job[] = [];
+  /** Parts of a merged batch the model threw on, each sent again alone before the queue moves on. */
+  private alone: Slice[] = [];
   private inFlight?: Batch;
   private nextId = 1;
   private closed = false;
@@ -85,7 +97,7 @@ export class LocalEmbedder implements Embedder {
 
   /** Sends the next batch if the thread is free. */
   private pump(): void {
-    if (this.inFlight || this.queue.length === 0) return;
+    if (this.inFlight || (this.queue.length === 0 && this.alone.length === 0)) return;
     let worker: Worker;
     try {
       worker = this.worker ?? this.start();
@@ -95,8 +107,13 @@ export class LocalEmbedder implements Embedder {
       return;
     }
     const texts: string[] = [];
-    const slices: Batch['slices'] = [];
-    while (texts.length < this.opts.batchSize && this.queue.length > 0) {
+    const slices: Slice[] = [];
+    const retry = this.alone.shift();
+    if (retry) {
+      slices.push(retry);
+      texts.push(...retry.job.texts.slice(retry.offset, retry.offset + retry.count));
+    }
+    while (!retry && texts.length < this.opts.batchSize && this.queue.length > 0) {
       const job = this.queue[0];
       const count = Math.min(this.opts.batchSize - texts.length, job.texts.length - job.sent);
       slices.push({ job, offset: job.sent, count });
@@ -117,7 +134,7 @@ export class LocalEmbedder implements Embedder {
   }
 
   private start(): Worker {
-    const w = spawnTsWorker(new URL('./local-worker.ts', import.meta.url), {
+    const w = spawnTsWorker(this.opts.workerUrl ?? new URL('./local-worker.ts', import.meta.url), {
       data: { maxChars: LOCAL_MAX_CHARS },
       // Weights live in WASM memory (outside the V8 heap); the heap itself stays small.
       resourceLimits: { maxOldGenerationSizeMb: 256 },
@@ -151,7 +168,10 @@ export class LocalEmbedder implements Embedder {
     if (msg.type === 'result' && wrongLength) {
       msg = { type: 'error', id: msg.id, message: `thread sent ${msg.vectors.length} numbers, expected ${expected}` };
     }
-    if (msg.type === 'error') {
+    if (msg.type === 'error' && !wrongLength && batch.slices.length > 1) {
+      // Which call's texts the model cannot take is not known: each part goes again on its own.
+      this.alone.push(...batch.slices);
+    } else if (msg.type === 'error') {
       const err = new EmbeddingError(`local embedding failed: ${msg.message}`, wrongLength ? 'bad_response' : 'model_error');
       for (const { job } of batch.slices) this.rejectJob(job, err);
     } else {
@@ -165,12 +185,14 @@ export class LocalEmbedder implements Embedder {
         if (job.received === job.texts.length) job.resolve(job.out);
       }
     }
-    if (this.queue.length === 0) w.unref();
+    if (this.queue.length === 0 && this.alone.length === 0) w.unref();
     this.pump();
   }
 
   private rejectJob(job: Job, err: Error): void {
-    this.queue = this.queue.filter((j) => j !== job); // its later slices, if any, are not sent
+    // Its later slices, if any, are not sent.
+    this.queue = this.queue.filter((j) => j !== job);
+    this.alone = this.alone.filter((s) => s.job !== job);
     job.reject(err);
   }
 
@@ -178,13 +200,14 @@ export class LocalEmbedder implements Embedder {
   private fail(err: EmbeddingError): void {
     const w = this.worker;
     this.worker = undefined;
-    const jobs = new Set<Job>(this.queue);
+    const jobs = new Set<Job>([...this.queue, ...this.alone.map((s) => s.job)]);
     if (this.inFlight) {
       clearTimeout(this.inFlight.timer);
       for (const { job } of this.inFlight.slices) jobs.add(job);
       this.inFlight = undefined;
     }
     this.queue = [];
+    this.alone = [];
     if (err.reason !== 'closed') this.counters.failures++;
     for (const job of jobs) job.reject(err);
     if (w) {

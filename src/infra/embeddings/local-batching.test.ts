@@ -1,0 +1,64 @@
+// The local embedder's batching with a stand-in thread (fixtures/poison-worker.ts: the same protocol
+// as local-worker.ts, no model), so a batch the model throws on can be produced on demand.
+import { afterEach, describe, expect, test } from 'vitest';
+import { EmbeddingError, LocalEmbedder, blamesInput } from './index';
+
+const workerUrl = new URL('./fixtures/poison-worker.ts', import.meta.url);
+let e: LocalEmbedder;
+afterEach(() => e?.close());
+
+const outcome = (p: Promise<Float32Array[]>) =>
+  p.then((v) => ({ ok: true as const, v }), (err: unknown) => ({ ok: false as const, err: err as EmbeddingError }));
+
+describe('local embedder: a batch the model throws on', () => {
+  test('merged calls: only the call with the text the model cannot take fails; the others get vectors', async () => {
+    e = new LocalEmbedder({ batchSize: 32, timeoutMs: 10_000, workerUrl });
+    // Made together, the three calls share one batch.
+    const [a, bad, b] = await Promise.all([
+      outcome(e.embed(['alpha', 'beta'])),
+      outcome(e.embed(['fine', 'POISON here'])),
+      outcome(e.embed(['gamma'])),
+    ]);
+    expect(a.ok && a.v.length === 2 && a.v.every((x) => x.length === 512)).toBe(true);
+    expect(b.ok && b.v.length === 1).toBe(true);
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) {
+      expect(bad.err).toBeInstanceOf(EmbeddingError);
+      expect(bad.err.reason).toBe('model_error');
+      expect(blamesInput(bad.err)).toBe(true);
+    }
+    // One merged batch, then each of the three parts on its own.
+    expect(e.stats()).toMatchObject({ batches: 4, failures: 0, workerRunning: true, queued: 0, busy: false });
+  });
+
+  test('a call alone in its batch fails at once, with no second try', async () => {
+    e = new LocalEmbedder({ batchSize: 32, timeoutMs: 10_000, workerUrl });
+    const r = await outcome(e.embed(['POISON']));
+    expect(!r.ok && r.err.reason).toBe('model_error');
+    expect(e.stats().batches).toBe(1);
+    // The thread is still usable.
+    expect((await e.embed(['after'])).length).toBe(1);
+  });
+
+  test('a call split across batches: its good part is not sent again, its failing part fails it once', async () => {
+    e = new LocalEmbedder({ batchSize: 4, timeoutMs: 10_000, workerUrl });
+    const big = ['t1', 't2', 't3', 't4', 't5', 'POISON', 't7'];
+    const [r, other] = await Promise.all([outcome(e.embed(big)), outcome(e.embed(['other']))]);
+    // Batch 1: t1-t4 (fine). Batch 2: t5, POISON, t7 + 'other' (fails) → each part alone: big's part
+    // fails and rejects big, 'other' gets its vector.
+    expect(!r.ok && r.err.reason).toBe('model_error');
+    expect(other.ok && other.v.length === 1).toBe(true);
+    expect(e.stats()).toMatchObject({ batches: 4, queued: 0, busy: false });
+  });
+
+  test('calls queued behind the parts sent again still get their answers, in order', async () => {
+    e = new LocalEmbedder({ batchSize: 32, timeoutMs: 10_000, workerUrl });
+    const first = Promise.all([outcome(e.embed(['POISON'])), outcome(e.embed(['x']))]);
+    await new Promise((r) => setImmediate(r)); // the merged batch is in the thread
+    const later = outcome(e.embed(['y', 'z']));
+    const [[p, x], yz] = await Promise.all([first, later]);
+    expect(p.ok).toBe(false);
+    expect(x.ok).toBe(true);
+    expect(yz.ok && yz.v.length === 2).toBe(true);
+  });
+});
