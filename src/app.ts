@@ -122,7 +122,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   await app.register(billing.routes);
   const memory = createMemoryModule({ config, database, clock, vectors, envelope, meter: billing.memoryMeter, log: (msg, err) => app.log.error({ err }, msg) });
   // Health reports the shared store the rate limits use (Redis when configured).
-  await app.register(healthRoutes({ db: database.db, engine: database.engine, redis: () => memory.limiter.storeStatus() }));
+  await app.register(healthRoutes({ db: database.db, engine: database.engine, clock, vectors, redis: () => memory.limiter.storeStatus() }));
   await app.register(memory.routes);
   const commons = createCommonsModule({ config, database, clock, limiter: memory.limiter, vectors, log: (msg, err) => app.log.error({ err }, msg) });
   await app.register(commons.routes);

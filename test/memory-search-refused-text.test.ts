@@ -60,3 +60,29 @@ test('another agent\'s refused memory neither shows in nor blocks this agent\'s 
   expect(res.status).toBe(200);
   expect(res.body.results.map((r: any) => r.key)).toEqual(['note']);
 });
+
+test('GET /admin/vectors shows the operator the refused item, until a new write clears it', async () => {
+  const c = await t.registerAgent();
+  const admin = { 'x-admin-key': 'test-admin-key' };
+  expect((await t.request('PUT', '/v1/memory/too-long', { token: c.apiKey, body: { value: 'plumber '.repeat(90) } })).status).toBe(200);
+  expect((await t.request('GET', '/v1/memory/search?q=plumber&threshold=0', { token: c.apiKey })).status).toBe(200);
+
+  const view = await t.request('GET', '/admin/vectors', { headers: admin });
+  expect(view.status).toBe(200);
+  expect(view.body.embeddings).toEqual({ model_id: expect.stringContaining('small-context'), dimensions: 32 });
+  const mine = view.body.set_aside_items.filter((i: any) => i.owner_id === c.agentId);
+  expect(mine).toHaveLength(1);
+  expect(mine[0]).toMatchObject({ collection: 'memory', refusals: 1 });
+  expect(Date.parse(mine[0].retry_at)).toBe(t.clock.now() + 60_000); // the first refusal waits a minute
+  const memory = view.body.collections.find((x: any) => x.collection === 'memory');
+  expect(memory.set_aside).toBeGreaterThanOrEqual(1);
+  expect(memory.next_retry_at).not.toBeNull();
+
+  // An agent's key is not the admin key.
+  expect((await t.request('GET', '/admin/vectors', { token: c.apiKey })).body.error_code).toBe('INVALID_ADMIN_KEY');
+
+  expect((await t.request('PUT', '/v1/memory/too-long', { token: c.apiKey, body: { value: 'plumber, short now' } })).status).toBe(200);
+  expect((await t.request('GET', '/v1/memory/search?q=plumber&threshold=0', { token: c.apiKey })).status).toBe(200);
+  const after = await t.request('GET', '/admin/vectors', { headers: admin });
+  expect(after.body.set_aside_items.filter((i: any) => i.owner_id === c.agentId)).toEqual([]);
+});

@@ -24,7 +24,7 @@
  * owners' drains and of the background loop take turns on the chain.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock';
 import type { Database } from '../db/schema';
 import { blamesInput, type Embedder } from '../embeddings';
@@ -47,6 +47,12 @@ export interface VectorIndexerOptions {
   /** Wait before a refused item is tried again, doubling per refusal up to a day (default 60 s). */
   refusedRetryMs?: number;
   log?: (msg: string, err?: unknown) => void;
+}
+
+/** The outbox as the operator sees it (GET /admin/vectors); times are ISO 8601. */
+export interface Backlog {
+  collections: { collection: string; pending: number; set_aside: number; oldest_pending_at: string | null; next_retry_at: string | null }[];
+  set_aside_items: { collection: string; owner_id: string; item_id: string; refusals: number; retry_at: string | null }[];
 }
 
 type Pending = { collection: string; owner_id: string; item_id: string; ticket: string; attempts: number };
@@ -254,6 +260,40 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
       if (timer) clearTimeout(timer);
       await chain;
     },
+  };
+}
+
+/**
+ * What waits in the outbox, for the operator (GET /admin/vectors): per collection, items to be
+ * embedded (`pending`) and items whose text the model refused, waiting out their retry time
+ * (`set_aside`), and up to `listMax` of the latter, the most refused first. Read from the table, so
+ * it also shows rows left from a time the service ran with an embedder.
+ */
+export async function readBacklog(db: Kysely<Database>, now: number, listMax = 100): Promise<Backlog> {
+  const waiting = (eb: ExpressionBuilder<Database, 'vector_outbox'>) => eb.and([eb('not_before', 'is not', null), eb('not_before', '>', now)]);
+  const rows = await db.selectFrom('vector_outbox')
+    .select((eb) => [
+      'collection',
+      eb.fn.countAll<number | string>().as('total'),
+      eb.fn.sum<number | string>(eb.case().when(waiting(eb)).then(1).else(0).end()).as('set_aside'),
+      eb.fn.min<number | string | null>(eb.case().when(waiting(eb)).then(null).else(eb.ref('enqueued_at')).end()).as('oldest_pending'),
+      eb.fn.min<number | string | null>(eb.case().when(waiting(eb)).then(eb.ref('not_before')).else(null).end()).as('next_retry'),
+    ])
+    .groupBy('collection').orderBy('collection').execute();
+  const items = await db.selectFrom('vector_outbox').select(['collection', 'owner_id', 'item_id', 'attempts', 'not_before'])
+    .where(waiting).orderBy('attempts', 'desc').orderBy('not_before').orderBy('item_id').limit(listMax).execute();
+  const at = (ms: number | string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+  return {
+    collections: rows.map((r) => ({
+      collection: r.collection,
+      pending: Number(r.total) - Number(r.set_aside ?? 0),
+      set_aside: Number(r.set_aside ?? 0),
+      oldest_pending_at: at(r.oldest_pending),
+      next_retry_at: at(r.next_retry),
+    })),
+    set_aside_items: items.map((r) => ({
+      collection: r.collection, owner_id: r.owner_id, item_id: r.item_id, refusals: r.attempts, retry_at: at(r.not_before),
+    })),
   };
 }
 
