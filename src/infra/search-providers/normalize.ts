@@ -18,11 +18,24 @@ function decodeEntities(s: string): string {
   });
 }
 
-/** Plain text: tags removed (Brave marks matches with <strong>), entities decoded, spaces collapsed. */
+/** The first `max` UTF-16 units of `s`, one fewer when the cut would fall inside a surrogate pair. */
+function sliceUnits(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const c = s.charCodeAt(max - 1);
+  return s.slice(0, c >= 0xd800 && c <= 0xdbff ? max - 1 : max);
+}
+
+/**
+ * Plain text: tags removed (Brave marks matches with <strong>), entities decoded, spaces collapsed,
+ * at most `max` characters (code points, as svc counts characters everywhere): a cut never leaves
+ * half of a surrogate pair (an emoji) behind, which is no text at all.
+ */
 export function cleanText(v: unknown, max: number): string {
   if (typeof v !== 'string') return '';
   const text = decodeEntities(v.replace(/<[^>]*>/g, '')).replace(/\s+/g, ' ').trim();
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  if (text.length <= max) return text; // at most `max` units: at most `max` code points
+  const chars = [...text];
+  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : text;
 }
 
 /**
@@ -53,17 +66,31 @@ function realDay(s: string): boolean {
   return mo >= 1 && mo <= 12 && d >= 1 && d <= new Date(Date.UTC(y, mo, 0)).getUTCDate();
 }
 const HAS_ZONE = /(Z|[+-]\d{2}:?\d{2}|\bGMT\b|\bUTC\b)\s*$/i;
+/** The strict ISO 8601 forms (a day, or a day and a time with or without a zone): they name their day. */
+const ISO_FORM = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+const TRAILING_ZONE = /\s*(\bGMT|\bUTC)?\s*[+-]\d{1,2}(:?\d{2})?\s*$/i;
+
+/**
+ * Whether free-form text names a day of the month: a number of one or two digits that is no part of
+ * the year, of a time of day ("10:00") or of a zone offset ("GMT+1"). Date.parse makes the first of
+ * January of "Spring 2024", "Updated 2024" or "March 2024", a day nobody published anything on.
+ */
+function namesADay(s: string): boolean {
+  return /(^|[\s,./-])\d{1,2}(?![\d:])/.test(s.replace(TRAILING_ZONE, ''));
+}
 
 /**
  * An absolute date as ISO 8601 UTC, or null. Zone-less values are read as UTC (never the host's
  * zone). Relative ages such as Brave's "2 days ago" carry no year and give null, as do a bare year
- * or month ("2024", "2024-03") and an ISO day that does not exist ("2024-02-30").
+ * or month ("2024", "2024-03", "March 2024", "Spring 2024": no day named) and an ISO day that does
+ * not exist ("2024-02-30").
  */
 export function toIsoDate(v: unknown): string | null {
   if (typeof v !== 'string') return null;
   const s = v.trim();
   // A bare year or month is no date of publication; a day that does not exist is no date at all.
   if (!/\d{4}/.test(s) || YEAR_OR_MONTH_ONLY.test(s) || !realDay(s)) return null;
+  if (!ISO_FORM.test(s) && !namesADay(s)) return null;
   let ms: number;
   if (ISO_NO_ZONE.test(s)) ms = Date.parse(`${s}Z`);
   else if (/^\d{4}-\d{2}-\d{2}$/.test(s) || HAS_ZONE.test(s)) ms = Date.parse(s);
@@ -113,7 +140,9 @@ export function capQuery(q: string, maxChars = 400, maxWords = Infinity): string
   const words = s.split(' ');
   if (words.length > maxWords) s = words.slice(0, maxWords).join(' ');
   if (s.length <= maxChars) return s;
-  const cut = s.slice(0, maxChars);
+  // Counted in UTF-16 units (the stricter reading of the providers' limit), but never cut inside a
+  // surrogate pair: half an emoji is sent as U+FFFD (Brave's URL) or a lone surrogate (Tavily's JSON).
+  const cut = sliceUnits(s, maxChars);
   const space = cut.lastIndexOf(' ');
   return (space > maxChars / 2 ? cut.slice(0, space) : cut).trim();
 }
