@@ -40,6 +40,7 @@ describe('POST /v1/feedback', () => {
     [{ ...good, ref_id: undefined }, 'INVALID_REF_ID'],
     [{ ...good, ref_id: '' }, 'INVALID_REF_ID'],
     [{ ...good, ref_id: '   ' }, 'INVALID_REF_ID'],
+    [{ ...good, ref_id: '\u0085\u3000\t' }, 'INVALID_REF_ID'], // whitespace String.prototype.trim does not know (NEL)
     [{ ...good, ref_id: 12 }, 'INVALID_REF_ID'],
     [{ ...good, ref_id: 'x'.repeat(257) }, 'INVALID_REF_ID'],
     [{ ...good, signal: undefined }, 'INVALID_SIGNAL'],
