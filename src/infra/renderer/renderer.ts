@@ -10,11 +10,17 @@
  * - A fresh browser context per render: no cookies, storage or cache survive it; downloads,
  *   service workers, WebSockets, pop-ups and dialogs are refused.
  * - Limits: `timeoutMs` for the whole render (queueing, navigation, settling, extraction);
- *   `maxBytes` per response and for the final HTML; `maxTotalBytes` across all sub-requests.
+ *   `maxBytes` per response and for the final HTML; `maxTotalBytes` across all of the page's
+ *   requests, drawn as their bodies arrive (a byte budget shared by answers read at the same time).
+ * - Sub-resources' redirect hops go through `checkFetch` too (robots.txt of each hop's site), and a
+ *   CORS-mode read (fetch, XHR, EventSource, or any request with an Origin) is judged by the
+ *   origin of the answer it ends at: a same-origin fetch() the site redirects elsewhere needs that
+ *   site's Access-Control-Allow-Origin, as in a browser.
  * - At most `concurrency` renders at once; the rest wait (inside their time budget).
  * - The rendered HTML goes through the same extraction as static browse.
  */
 import type { BrowserContext, Page, Request, Route } from 'playwright-core';
+import { createByteBudget } from '../web/body';
 import { classifyBody } from '../web/content';
 import { WebError, isWebError } from '../web/errors';
 import type { Extracted } from '../web/extract';
@@ -53,13 +59,20 @@ export interface RenderOptions {
 /** Methods a page may use: reads only. svc is no relay for a page's writes to other sites. */
 const READ_METHODS = new Set(['GET', 'HEAD']);
 
+/** Requests a browser makes in CORS mode even when it sends no Origin (a same-origin GET). */
+const CORS_MODE_TYPES = new Set(['fetch', 'xhr', 'eventsource']);
+
 /**
- * The CORS rule a browser applies to a cross-origin read (fetch, XHR, a crossorigin element), which
- * answering from the route would skip: the answer is handed to the page only when the site allows
- * the page's origin (or any). A request with an Origin header other than its target's is such a read.
+ * The CORS rule a browser applies to a cross-origin read (fetch, XHR, EventSource, a crossorigin
+ * element), which answering from the route would skip: the answer is handed to the page only when
+ * the site it came from (after any redirect) allows the page's origin (or any). A request with an
+ * Origin header is such a read; so is a fetch/XHR/EventSource without one (same-origin: its origin
+ * is its own URL's), which a redirect to another site makes cross-origin.
  */
-function corsRefuses(origin: string | undefined, target: string, headers: Record<string, string>): boolean {
-  if (!origin || origin === new URL(target).origin) return false;
+function corsRefuses(request: { origin?: string; resourceType: string; url: string }, answeredBy: string, headers: Record<string, string>): boolean {
+  if (request.origin === undefined && !CORS_MODE_TYPES.has(request.resourceType)) return false;
+  const origin = request.origin ?? new URL(request.url).origin;
+  if (origin === new URL(answeredBy).origin) return false;
   const allowed = headers['access-control-allow-origin'];
   return allowed !== '*' && allowed !== origin;
 }
@@ -118,7 +131,7 @@ export function createRenderer(opts: RendererOptions): Renderer {
 
   async function renderIn(page: Page, ctx: BrowserContext, start: URL, deadline: number, totalMs: number, o: RenderOptions): Promise<RenderResult> {
     const remaining = () => deadline - performance.now();
-    let used = 0;
+    const budget = createByteBudget(opts.maxTotalBytes);
     const blocked: string[] = [];
     let attempt: Attempt = { redirectTo: null, mainError: null, main: null };
     // Once the page has loaded, a navigation of the main frame (a script setting location, a form) is
@@ -143,8 +156,7 @@ export function createRenderer(opts: RendererOptions): Renderer {
       if (!/^https?:/i.test(url)) return abort('blockedbyclient');
       const timeLeft = remaining();
       if (timeLeft <= 0) return abort('timedout');
-      const budget = Math.min(opts.maxBytes, opts.maxTotalBytes - used);
-      if (budget <= 0) {
+      if (budget.left <= 0) {
         noteBlocked(url);
         return abort('blockedbyclient');
       }
@@ -158,14 +170,18 @@ export function createRenderer(opts: RendererOptions): Renderer {
       for (const h of FORWARDED_REQUEST_HEADERS) if (sent[h]) headers[h] = sent[h];
       let res;
       try {
-        if (o.checkFetch) await o.checkFetch(new URL(url), isMain);
+        const check = o.checkFetch;
+        if (check) await check(new URL(url), isMain);
         res = await opts.client.fetch(url, {
           method: request.method(),
           headers,
           body: request.postDataBuffer() ?? undefined,
-          maxBytes: budget,
+          maxBytes: opts.maxBytes,
+          budget,
           timeoutMs: timeLeft,
           followRedirects: !isMain,
+          // A sub-resource's hops are followed in the client: each is fetched by svc-browse too.
+          checkRedirect: check && !isMain ? (next) => check(next, false) : undefined,
         });
       } catch (err) {
         const e = isWebError(err) ? err : new WebError('BROWSE_PROVIDER_ERROR', 'upstream_failure', String(err));
@@ -173,8 +189,7 @@ export function createRenderer(opts: RendererOptions): Renderer {
         else if (e.code === 'BROWSE_URL_BLOCKED' || e.code === 'BROWSE_ROBOTS_DISALLOW' || e.code === 'BROWSE_RESPONSE_TOO_LARGE') noteBlocked(url);
         return abort(e.code === 'BROWSE_URL_BLOCKED' || e.code === 'BROWSE_ROBOTS_DISALLOW' ? 'blockedbyclient' : e.code === 'BROWSE_PROVIDER_TIMEOUT' ? 'timedout' : 'failed');
       }
-      used += res.body.length;
-      if (!isMain && corsRefuses(sent.origin, url, res.headers)) return abort('failed');
+      if (!isMain && corsRefuses({ origin: sent.origin, resourceType: request.resourceType(), url }, res.finalUrl, res.headers)) return abort('failed');
       if (isMain) {
         if (res.status >= 300 && res.status < 400 && res.headers.location) {
           try {

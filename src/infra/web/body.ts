@@ -8,6 +8,30 @@ import { WebError } from './errors';
 
 export type OversizePolicy = 'error' | 'truncate';
 
+/**
+ * Bytes shared by several fetches (a dynamic render's sub-requests, read at the same time): each
+ * chunk read draws on it as it arrives, so the total holds however many answers are in flight.
+ */
+export interface ByteBudget {
+  readonly left: number;
+  /** Draws `n` bytes; false (and nothing drawn) when fewer are left. */
+  take(n: number): boolean;
+}
+
+export function createByteBudget(total: number): ByteBudget {
+  let left = total;
+  return {
+    get left() {
+      return left;
+    },
+    take(n) {
+      if (n > left) return false;
+      left -= n;
+      return true;
+    },
+  };
+}
+
 function decoderFor(encoding: string | undefined): NodeJS.ReadWriteStream | null {
   const enc = (encoding ?? '').trim().toLowerCase();
   if (enc === '' || enc === 'identity') return null;
@@ -22,6 +46,7 @@ export async function readCapped(
   contentEncoding: string | undefined,
   maxBytes: number,
   onOversize: OversizePolicy,
+  budget?: ByteBudget,
 ): Promise<{ body: Buffer; truncated: boolean }> {
   // Destroying an undici body emits an abort error; we destroy on purpose past the cap.
   raw.on('error', () => {});
@@ -51,6 +76,11 @@ export async function readCapped(
         source.destroy();
         raw.destroy();
         throw new WebError('BROWSE_RESPONSE_TOO_LARGE', 'too_large', `Response body exceeds ${maxBytes} bytes.`);
+      }
+      if (budget && !budget.take(buf.length)) {
+        source.destroy();
+        raw.destroy();
+        throw new WebError('BROWSE_RESPONSE_TOO_LARGE', 'too_large', 'The byte budget shared by this fetch and others ran out.');
       }
       chunks.push(buf);
       size += buf.length;

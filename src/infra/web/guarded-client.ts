@@ -11,7 +11,7 @@
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { isIP, type Socket } from 'node:net';
 import { addressProblem, normaliseHost, unbracket } from './address-policy';
-import { readCapped, type OversizePolicy } from './body';
+import { readCapped, type ByteBudget, type OversizePolicy } from './body';
 import { WebError, isWebError } from './errors';
 import { checkUrl, resolveAllowed, systemResolver, type ResolvedAddress, type Resolver, type UrlPolicyOptions } from './url-policy';
 
@@ -35,6 +35,11 @@ export interface FetchOptions {
   followRedirects?: boolean;
   /** Called with each redirect target (already past the URL policy) before it is requested; a throw (a WebError) ends the fetch. */
   checkRedirect?: (next: URL) => Promise<void> | void;
+  /**
+   * Bytes shared with other fetches (a render's sub-requests): the body draws on it as it is read, and
+   * BROWSE_RESPONSE_TOO_LARGE ends the fetch when it runs out (at once when Content-Length says so).
+   */
+  budget?: ByteBudget;
   /** 'error' (default) throws BROWSE_RESPONSE_TOO_LARGE; 'truncate' keeps the first maxBytes (robots.txt). */
   onOversize?: OversizePolicy;
   signal?: AbortSignal;
@@ -195,7 +200,18 @@ export function createGuardedClient(opts: GuardedClientOptions): GuardedClient {
           const why = isWebError(err) ? err.message : 'unparsable location';
           throw new WebError('BROWSE_URL_BLOCKED', 'redirect_blocked', `Redirect refused: ${why}`);
         }
-        if (f.checkRedirect) await f.checkRedirect(next);
+        if (f.checkRedirect) {
+          try {
+            await f.checkRedirect(next);
+          } catch (err) {
+            // The check's own connection to the hop's site (robots.txt) found its address refused: a
+            // refused redirect, as when the hop itself is refused at connect.
+            if (isWebError(err) && err.reason === 'address_not_allowed') {
+              throw new WebError('BROWSE_URL_BLOCKED', 'redirect_blocked', `Redirect refused: ${err.message}`);
+            }
+            throw err;
+          }
+        }
         if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
           if (method !== 'HEAD') method = 'GET';
           body = undefined;
@@ -208,11 +224,12 @@ export function createGuardedClient(opts: GuardedClientOptions): GuardedClient {
       }
       const declared = Number(resHeaders['content-length']);
       const encoded = (resHeaders['content-encoding'] ?? 'identity') !== 'identity';
-      if (f.onOversize !== 'truncate' && !encoded && Number.isFinite(declared) && declared > maxBytes) {
+      const allowed = f.budget ? Math.min(maxBytes, f.budget.left) : maxBytes;
+      if (f.onOversize !== 'truncate' && !encoded && Number.isFinite(declared) && declared > allowed) {
         discard(res.body);
-        throw new WebError('BROWSE_RESPONSE_TOO_LARGE', 'too_large', `Response body of ${declared} bytes exceeds ${maxBytes}.`);
+        throw new WebError('BROWSE_RESPONSE_TOO_LARGE', 'too_large', `Response body of ${declared} bytes exceeds ${allowed}.`);
       }
-      const read = method === 'HEAD' ? { body: Buffer.alloc(0), truncated: false } : await readCapped(res.body, resHeaders['content-encoding'], maxBytes, f.onOversize ?? 'error');
+      const read = method === 'HEAD' ? { body: Buffer.alloc(0), truncated: false } : await readCapped(res.body, resHeaders['content-encoding'], maxBytes, f.onOversize ?? 'error', f.budget);
       return {
         status: res.statusCode,
         headers: resHeaders,

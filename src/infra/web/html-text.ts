@@ -25,6 +25,8 @@ const PARAGRAPH = new Set([
 const LINE = new Set(['DIV', 'LI', 'TR', 'DT', 'DD', 'BR', 'FIGCAPTION', 'SUMMARY', 'CAPTION', 'LEGEND', 'LABEL', 'THEAD', 'TBODY', 'TFOOT']);
 const CELL = new Set(['TD', 'TH']);
 
+const CELL_MARK = '\u0000';
+
 type Token = { text: string; pre: boolean } | { brk: 1 | 2 } | { cell: true };
 
 function hidden(el: DomNode): boolean {
@@ -37,7 +39,8 @@ function hidden(el: DomNode): boolean {
 
 function walk(node: DomNode, out: Token[], pre: boolean): void {
   if (node.nodeType === 3) {
-    const t = node.textContent ?? '';
+    // A NUL in the page's text is dropped, as an HTML parser drops it (and here it is the cell mark).
+    const t = (node.textContent ?? '').replaceAll(CELL_MARK, '');
     out.push({ text: pre ? t.replace(/\r\n?/g, '\n') : t, pre });
     return;
   }
@@ -60,8 +63,6 @@ function walk(node: DomNode, out: Token[], pre: boolean): void {
   if (CELL.has(name)) out.push({ cell: true });
   if (weight) out.push({ brk: weight as 1 | 2 });
 }
-
-const CELL_MARK = '\u0000';
 
 /** One block's tokens as a line (or, for <pre>, lines kept as they are). */
 function flush(parts: string[], pre: boolean): string {

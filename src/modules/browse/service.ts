@@ -8,7 +8,8 @@
  *   (422 BROWSE_ROBOTS_DISALLOW, also for any redirect hop or main-frame document on the way; BROWSE_URL_BLOCKED when its connection finds the host rebound) → credit check (429 BROWSE_LIMIT / 402 INSUFFICIENT_CREDITS; made while robots.txt is read, reported after it) → fetch or
  *   render → extract → charge and log in one transaction. A failed fetch or extraction is never charged.
  * Any HTTP status the site answers (404, 500 ...) is a completed browse: the record carries it in
- * http_status with the extracted text of that page. Failures to get an answer at all are errors:
+ * http_status with the extracted text of that page. A NUL character in the page's text or title is
+ * dropped (as an HTML parser drops it from body text): PostgreSQL's text cannot hold it. Failures to get an answer at all are errors:
  * 413 BROWSE_RESPONSE_TOO_LARGE, 502 BROWSE_PROVIDER_ERROR, 504 BROWSE_PROVIDER_TIMEOUT.
  */
 import { performance } from 'node:perf_hooks';
@@ -50,6 +51,9 @@ const recordOf = (r: BrowseRow): BrowseRecord => ({
   browse_id: r.browse_id, url: r.url, final_url: r.final_url, mode: r.mode, http_status: r.http_status,
   content_type: r.content_type, title: r.title, text: r.text, response_time_ms: r.response_time_ms, fetched_at: iso(r.created_at),
 });
+
+/** The page's text without NUL (U+0000), which PostgreSQL's text type cannot store (the log insert failed: a 500). */
+const storable = (s: string): string => (s.includes('\u0000') ? s.replace(/\u0000/g, '') : s);
 
 /** Runs a step, turning the web layer's typed errors into API errors. */
 async function web<T>(step: () => Promise<T> | T): Promise<T> {
@@ -116,7 +120,7 @@ export function createBrowseService(deps: BrowseServiceDeps) {
       const page = await web(() => fetchPage(mode, url));
       const row: BrowseRow = {
         browse_id: newId(), agent_id: caller.agentId, url, final_url: page.finalUrl, mode, http_status: page.status,
-        content_type: page.contentType, title: page.title || null, text: page.text,
+        content_type: page.contentType, title: storable(page.title) || null, text: storable(page.text),
         response_time_ms: Math.round(performance.now() - started), created_at: clock.now(),
       };
       const charge = await store.insertCharged(row, (trx) => deps.meter.chargeWithin(trx, caller.agentId, caller.tier, mode));
