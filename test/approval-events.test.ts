@@ -51,6 +51,7 @@ describe('POST /v1/me/approval-events', () => {
     [{ ...good, action: undefined }, 'INVALID_APPROVAL_ACTION'],
     [{ ...good, action: '' }, 'INVALID_APPROVAL_ACTION'],
     [{ ...good, action: '  \t ' }, 'INVALID_APPROVAL_ACTION'],
+    [{ ...good, action: '\u0085' }, 'INVALID_APPROVAL_ACTION'], // NEL: String.trim keeps it
     [{ ...good, action: 42 }, 'INVALID_APPROVAL_ACTION'],
     [{ ...good, action: 'a'.repeat(201) }, 'INVALID_APPROVAL_ACTION'],
     [{ ...good, decision: undefined }, 'INVALID_APPROVAL_DECISION'],

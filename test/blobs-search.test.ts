@@ -67,7 +67,7 @@ describe('blob search', () => {
 
   test('422 BLOB_QUERY_REQUIRED, bounds of limit and threshold', async () => {
     const a = await w.agent();
-    for (const qs of ['', 'q=', 'q=%20%20']) {
+    for (const qs of ['', 'q=', 'q=%20%20', 'q=%C2%85']) { // NEL: whitespace String.trim keeps
       const r = await search(a.token, qs);
       expect([r.status, r.body.error_code], qs).toEqual([422, 'BLOB_QUERY_REQUIRED']);
     }

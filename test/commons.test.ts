@@ -105,6 +105,7 @@ describe('read', () => {
     expect(r.body.results[0]).toMatchObject({ key: 'api.github.ratelimit', content_trust: 'untrusted_data' });
     expect(r.body.results[0].similarity).toBeGreaterThan(r.body.results[1].similarity);
     expect((await request('GET', '/v1/commons/search?q=%20', reader.token)).body.error_code).toBe('COMMONS_QUERY_REQUIRED');
+    expect((await request('GET', '/v1/commons/search?q=%C2%85', reader.token)).body.error_code).toBe('COMMONS_QUERY_REQUIRED'); // NEL: String.trim keeps it
     expect((await request('GET', '/v1/commons/search', reader.token)).body.error_code).toBe('COMMONS_QUERY_REQUIRED');
     expect((await request('GET', `/v1/commons/search?q=${'x'.repeat(501)}`, reader.token)).body.error_code).toBe('VALIDATION_FAILED');
   }, 60_000);

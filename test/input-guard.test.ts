@@ -163,3 +163,16 @@ describe('URLs refused before routing', () => {
     expect(r).toMatchObject({ status: 400, body: { error_code: 'BAD_REQUEST' } });
   });
 });
+
+describe('an empty body under Content-Type: application/json', () => {
+  test('a route that takes no body answers as without one (clients that send the header on every request); a route that takes one still refuses it', async () => {
+    const send = (method: 'DELETE' | 'GET' | 'PUT', url: string) =>
+      t.app.inject({ method, url, payload: '', headers: { authorization: `Bearer ${a.apiKey}`, 'content-type': 'application/json' } })
+        .then((r) => ({ status: r.statusCode, body: JSON.parse(r.body) }));
+    expect((await t.request('PUT', '/v1/memory/empty.body', { token: a.apiKey, body: { value: 1 } })).status).toBe(200);
+    expect((await send('GET', '/v1/memory/empty.body')).status).toBe(200);
+    expect((await send('DELETE', '/v1/memory/empty.body')).status).toBe(200); // was 400 INVALID_JSON
+    expect((await t.request('GET', '/v1/memory/empty.body', { token: a.apiKey })).status).toBe(404);
+    expect(await send('PUT', '/v1/memory/empty.body')).toMatchObject({ status: 400, body: { error_code: 'INVALID_JSON' } });
+  });
+});

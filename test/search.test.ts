@@ -142,6 +142,7 @@ describe('GET /v1/search', () => {
     ['', 'q empty'],
     ['x'.repeat(501), 'q over 500 characters'],
     ['   ', 'q only spaces'],
+    ['\u0085 \u0085', 'q only NEL and a space (String.trim keeps NEL)'],
   ])('422 for a bad query (%#: %s)', async (q) => {
     const a = await w.agent();
     const res = await get(q, a.token);

@@ -142,6 +142,9 @@ export function installInputGuard(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
+    // A route that takes no body and got an empty one under a JSON content type (clients that send the
+    // header on every request, a DELETE among them): no body, not 400 INVALID_JSON.
+    if (text.trim() === '' && !request.routeOptions.schema?.body) return done(null, undefined);
     // Fastify refuses "__proto__" and "constructor": {"prototype": …} keys (prototype poisoning). A
     // field of arbitrary JSON (a memory or commons value) may hold any key: JSON.parse makes it an
     // own property, never the prototype, and the value is only stored and sent back as JSON. Such

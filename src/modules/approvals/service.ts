@@ -15,6 +15,7 @@ import type { ActivityItem, ActivitySource } from '../usage/activity-types';
 import { capMonth, capReached, capStanding } from '../usage/monthly-cap';
 import { DECIDED_AT_SKEW_MS, MAX_NOTE_CHARS, type Decision } from './schemas';
 import type { ApprovalRow, ApprovalStore } from './store';
+import { isBlank } from '../../lib/text';
 
 export interface ApprovalInput {
   action: string; decision: Decision; approver?: string | null; tool?: string | null;
@@ -41,7 +42,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
 
   return {
     async record(caller: Caller, input: ApprovalInput) {
-      if (input.action.trim() === '') {
+      if (isBlank(input.action)) {
         throw new ApiError(422, 'INVALID_APPROVAL_ACTION', 'action must not be empty or whitespace', { field: 'body.action' });
       }
       const note = input.note ?? null;

@@ -18,6 +18,7 @@ import { MAX_VALUE_BYTES } from '../memory/schemas';
 import { serializeValue } from '../memory/service';
 import { similarityOf } from '../memory/semantic';
 import type { CommonsStore } from './store';
+import { trimBlank } from '../../lib/text';
 
 export const COMMONS_COLLECTION = 'commons';
 /** Commons vectors are shared: one owner for all. */
@@ -96,7 +97,7 @@ export function createCommonsService(deps: CommonsDeps) {
     },
 
     async search(q: { q?: string; limit?: number; threshold?: number }) {
-      const text = (q.q ?? '').trim();
+      const text = trimBlank(q.q ?? '');
       if (!text) throw new ApiError(422, 'COMMONS_QUERY_REQUIRED', 'q is required: 1 to 500 characters, not only whitespace', { field: 'querystring.q' });
       const { embedder, index, indexer } = deps;
       if (!embedder || !index || !indexer) {

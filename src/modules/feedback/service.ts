@@ -12,9 +12,7 @@ import type { ActivityItem, ActivitySource } from '../usage/activity-types';
 import { capMonth, capReached, capStanding } from '../usage/monthly-cap';
 import { MAX_NOTE_CHARS, REF_TYPES, SIGNALS, type RefType, type Signal } from './schemas';
 import type { FeedbackRow, FeedbackStore } from './store';
-
-/** A ref_id of nothing but whitespace (Unicode's, NEL included, which trim() keeps) and control characters names nothing. */
-const BLANK = /^[\p{White_Space}\p{Cc}]*$/u;
+import { isBlank } from '../../lib/text';
 
 export interface FeedbackInput { ref_type: RefType; ref_id: string; signal: Signal; note?: string | null }
 export interface Caller { agentId: string; tier: string }
@@ -36,7 +34,7 @@ export function createFeedbackService(deps: FeedbackServiceDeps) {
 
   return {
     async submit(caller: Caller, input: FeedbackInput) {
-      if (BLANK.test(input.ref_id)) throw new ApiError(422, 'INVALID_REF_ID', 'ref_id must not be empty, whitespace or control characters only', { field: 'body.ref_id' });
+      if (isBlank(input.ref_id)) throw new ApiError(422, 'INVALID_REF_ID', 'ref_id must not be empty, whitespace or control characters only', { field: 'body.ref_id' });
       const note = input.note ?? null;
       if (note !== null && [...note].length > MAX_NOTE_CHARS) {
         throw new ApiError(422, 'NOTE_TOO_LONG', `note is at most ${MAX_NOTE_CHARS} characters`, { field: 'body.note', max_chars: MAX_NOTE_CHARS });

@@ -15,6 +15,7 @@ import type { MemoryMeter, MemorySemantic } from './ports';
 import type { Counters, EntryRow, MemoryStore } from './store';
 import { utcMonth } from '../../lib/utc';
 import { usageOf } from './usage';
+import { trimBlank } from '../../lib/text';
 
 export interface MemoryServiceDeps {
   store: MemoryStore;
@@ -189,7 +190,7 @@ export function createMemoryService(deps: MemoryServiceDeps) {
     },
 
     async search(caller: Caller, q: { q?: string; limit?: number; importance?: Importance; threshold?: number }) {
-      const text = (q.q ?? '').trim();
+      const text = trimBlank(q.q ?? '');
       if (!text) throw new ApiError(422, 'MEMORY_QUERY_REQUIRED', 'q is required: 1 to 500 characters, not only whitespace', { field: 'querystring.q' });
       const why = deps.semantic ? deps.semantic.unavailableReason() : 'no embeddings provider is configured';
       if (why || !deps.semantic) throw new ApiError(503, 'MEMORY_SEARCH_UNAVAILABLE', `Semantic memory search is not available on this host: ${why}`);

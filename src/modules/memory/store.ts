@@ -167,7 +167,8 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
     })), sqlite);
 
   return {
-    counters: (agentId: string, month: string, now: number) => counters(db, agentId, month, now),
+    /** The agent's counters (stats, a DELETE's usage): a memory read, so answered once what it saw is on disk. */
+    counters: (agentId: string, month: string, now: number) => settled(counters(db, agentId, month, now)),
 
     /** A live entry and the agent's counters in one query (GET); undefined when the key has no live value. */
     async getWithCounters(agentId: string, key: string, month: string, now: number): Promise<{ entry: EntryRow; counters: Counters } | undefined> {

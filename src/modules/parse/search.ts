@@ -14,6 +14,7 @@ import { newId } from '../../lib/ids';
 import { BLOB_CHUNK_COLLECTION, parseItemId, type ChunkIndexer } from './chunks';
 import type { BlobsPort, Caller, ParseMeter, SearchUsageReader } from './ports';
 import type { ParseStore } from './store';
+import { trimBlank } from '../../lib/text';
 
 export const BLOB_SEARCH_DEFAULTS = { limit: 5, threshold: 0.5 } as const;
 const SNIPPET_CHARS = 500;
@@ -52,7 +53,7 @@ export function createBlobSearch(deps: BlobSearchDeps) {
     },
 
     async search(caller: Caller, q: string, limit: number, threshold: number) {
-      const text = q.trim();
+      const text = trimBlank(q);
       if (!text) throw new ApiError(422, 'BLOB_QUERY_REQUIRED', 'q is required: 1 to 500 characters, not only whitespace', { field: 'querystring.q' });
       const why = this.unavailableReason();
       if (why) throw new ApiError(503, 'BLOB_SEARCH_UNAVAILABLE', `Blob search is not available on this host: ${why}`);

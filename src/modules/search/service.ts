@@ -13,6 +13,7 @@ import {
 } from '../../infra/search-providers';
 import type { SearchUsage } from '../usage/search-usage';
 import type { SearchMeter, SearchUsageReader } from './ports';
+import { isBlank } from '../../lib/text';
 
 export interface SearchServiceDeps {
   /** `signal`: made only if a provider is asked (not for a cache hit); see CachedSearch. */
@@ -64,7 +65,7 @@ const balanceUnitsOf = (usd: string): number | undefined => {
 export function createSearchService(deps: SearchServiceDeps) {
   return {
     async search(caller: { agentId: string; tier: string }, q: string, numResults: number, signal?: () => AbortSignal): Promise<SearchAnswer> {
-      if (q.trim() === '') throw new ApiError(422, 'VALIDATION_FAILED', 'q must contain a non-space character', { field: 'querystring.q' });
+      if (isBlank(q)) throw new ApiError(422, 'VALIDATION_FAILED', 'q must contain a non-space character', { field: 'querystring.q' });
       if (!deps.fallback.primary) {
         throw toApiError(new SearchProviderError('SEARCH_PROVIDER_UNCONFIGURED', 'none', 'unconfigured', 'no provider'));
       }

@@ -1,0 +1,13 @@
+import { describe, expect, test } from 'vitest';
+import { isBlank, trimBlank } from './text';
+
+describe('blank text', () => {
+  test('whitespace trim() keeps (NEL) and control characters are blank; any other character is not', () => {
+    for (const s of ['', ' ', '\u0085', '\u3000\u00a0\t\n', '\u0001\u0085 ', '\u2028\u2029']) expect(isBlank(s), JSON.stringify(s)).toBe(true);
+    for (const s of ['a', ' x ', '\u0085.\u0085', '😀', '\u200b']) expect(isBlank(s), JSON.stringify(s)).toBe(false);
+  });
+  test('trimBlank strips both ends only', () => {
+    expect(trimBlank('\u0085 red  apple\u3000\t')).toBe('red  apple');
+    expect(trimBlank('\u0085\u0085')).toBe('');
+  });
+});
