@@ -53,7 +53,9 @@ export function fieldFailure(request: FastifyRequest, context: string, field: st
 
 function codedFailure(codes: Record<string, ValidationCode>, context: string, field: string | undefined, detail: string, opts: { detailFirst?: boolean; keyword?: string } = {}): ApiError {
   const candidate = (field && codes[`${context}.${field}`]) || codes[`${context}.*`];
-  const mapped = candidate && (!candidate.keywords || opts.keyword === undefined || candidate.keywords.includes(opts.keyword)) ? candidate : undefined;
+  // A code kept for some schema rules (REGISTRATION_SOURCE_TOO_LONG: maxLength) is not the answer to
+  // any other problem of its field, such as a NUL the input guard refuses (no schema keyword at all).
+  const mapped = candidate && (!candidate.keywords || (opts.keyword !== undefined && candidate.keywords.includes(opts.keyword))) ? candidate : undefined;
   const where = field ? `${context}.${field}` : context;
   // detailFirst: the route's message describes its schema rule, not this problem.
   if (mapped) return new ApiError(mapped.status, mapped.code, (!opts.detailFirst && mapped.message) || `Invalid ${where}: ${detail}`, { field: where });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { isBlank, trimBlank } from './text';
+import { isBlank, storableText, trimBlank } from './text';
 
 describe('blank text', () => {
   test('whitespace trim() keeps (NEL) and control characters are blank; any other character is not', () => {
@@ -9,5 +9,13 @@ describe('blank text', () => {
   test('trimBlank strips both ends only', () => {
     expect(trimBlank('\u0085 red  apple\u3000\t')).toBe('red  apple');
     expect(trimBlank('\u0085\u0085')).toBe('');
+  });
+});
+
+describe('storable text', () => {
+  test('NUL is dropped, a lone surrogate becomes U+FFFD, a pair (an emoji) is kept', () => {
+    expect(storableText('a\u0000b')).toBe('ab');
+    expect(storableText('c\ud800d\udc00e')).toBe('c\ufffdd\ufffde');
+    expect(storableText('ok 😀')).toBe('ok 😀');
   });
 });

@@ -15,3 +15,17 @@ export function isBlank(s: string): boolean {
 export function trimBlank(s: string): string {
   return s.replace(EDGES, '');
 }
+
+/**
+ * Third-party text (a page, a document) without what no store keeps as read. A NUL (U+0000: a
+ * `&#0;` in DOCX XML, a NUL byte in a page or a CSV, a ZIP entry name quoted in an error) is refused
+ * by PostgreSQL's text type, so storing it answered 500 there while SQLite kept it: it is dropped, as
+ * an HTML parser drops it. A lone surrogate (a UTF-16 CSV, a `&#xD800;` reference) has no UTF-8
+ * form: SQLite stored its three bytes (read back as three U+FFFD), PostgreSQL one U+FFFD; it becomes
+ * U+FFFD everywhere, as a UTF-8 decoder would read it.
+ */
+export function storableText(text: string): string {
+  return UNSTORABLE.test(text) ? text.replace(UNSTORABLE_ALL, (c) => (c === '\u0000' ? '' : '\ufffd')) : text;
+}
+const UNSTORABLE = /\u0000|\p{Cs}/u;
+const UNSTORABLE_ALL = /\u0000|\p{Cs}/gu;

@@ -6,6 +6,7 @@
  */
 import { Budget } from './budget';
 import { chunkRowLines, chunkText, isBlankRow, rowText, type ChunkOptions } from './chunk';
+import { storableText } from '../../lib/text';
 import type { Chunk, ChunkLocation, ParseKind, ParseMetadata, ParseResult, ParsedSheet, ParsedTable, TableSource } from './types';
 
 export interface TextBlock {
@@ -57,7 +58,9 @@ const maxWarnings = 20;
 
 interface Span { block: number; start: number; end: number; rowStarts?: number[]; lines?: string[] }
 
-export function assemble(kind: ParseKind, x: Extracted, budget: Budget, meta: { content_type: string; size_bytes: number }, chunking: ChunkOptions = {}): ParseResult {
+export function assemble(kind: ParseKind, extracted: Extracted, budget: Budget, meta: { content_type: string; size_bytes: number }, chunking: ChunkOptions = {}): ParseResult {
+  // Before the layout, so the text, its views, the chunks and their offsets all agree.
+  const x = storableExtract(extracted);
   const limit = budget.limits.maxTextChars;
   let text = '';
   const spans: Span[] = [];
@@ -152,6 +155,24 @@ export function assemble(kind: ParseKind, x: Extracted, budget: Budget, meta: { 
   }
   if (kind === 'xlsx') result.sheets = (x.sheets ?? []).map((s) => sheetView(s, keptIndex, tableOfBlock, tables));
   return result;
+}
+
+/**
+ * Every text the extractor read, without what no store keeps (storableText, lib/text.ts): NUL
+ * dropped, a lone surrogate as U+FFFD. The result is stored as JSON (where both were escapes) but its chunks as
+ * plain text, which PostgreSQL refused (a 500) and the two engines changed differently.
+ */
+function storableExtract(x: Extracted): Extracted {
+  const some = <T extends object>(o: T, key: keyof T) => (typeof o[key] === 'string' ? { [key]: storableText(o[key] as string) } : {});
+  return {
+    ...x,
+    blocks: x.blocks.map((b): Block => (b.type === 'text'
+      ? { ...b, text: storableText(b.text) }
+      : { ...b, rows: b.rows.map((r) => r.map(storableText)), ...some(b, 'caption'), source: { ...b.source, ...some(b.source, 'sheet'), ...some(b.source, 'heading') } })),
+    meta: Object.fromEntries(Object.entries(x.meta).map(([k, v]) => [k, typeof v === 'string' ? storableText(v) : v])),
+    ...(x.sheets ? { sheets: x.sheets.map((s) => ({ ...s, name: storableText(s.name) })) } : {}),
+    warnings: x.warnings.map(storableText),
+  };
 }
 
 function sheetView(s: SheetInfo, keptIndex: Map<number, number>, tableOfBlock: Map<number, number>, tables: ParsedTable[]): ParsedSheet {

@@ -3,6 +3,8 @@
  * why, so callers can tell a hostile or broken file (corrupt, too_large) from a resource stop
  * (timeout, memory) or a bug on our side (internal).
  */
+import { storableText } from '../../lib/text';
+
 export type ParseFailureReason = 'timeout' | 'memory' | 'corrupt' | 'too_large' | 'unsupported' | 'internal';
 export type ParseFailureCode = 'PARSE_FAILED' | 'PARSE_UNSUPPORTED_TYPE';
 
@@ -15,7 +17,9 @@ export class ParseFailure extends Error {
     message: string,
     options: { code?: ParseFailureCode; cause?: unknown } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    // Messages quote what the file holds (a ZIP entry's name, a library's error) and are stored as
+    // text: without NUL or lone surrogates (lib/text.ts), else a failed parse was a 500 on PostgreSQL.
+    super(storableText(message), options.cause === undefined ? undefined : { cause: options.cause });
     this.code = options.code ?? 'PARSE_FAILED';
   }
 

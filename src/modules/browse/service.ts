@@ -21,6 +21,7 @@ import type { ActivitySource } from '../usage/activity-types';
 import type { BrowseMeter, BrowseMode, PageExtractor, PageFetcher, PageRenderer, RobotsCheck } from './ports';
 import type { BrowseRow, BrowseStore } from './store';
 import type { Probation, TrustInput } from './trust';
+import { storableText } from '../../lib/text';
 
 const WEB_STATUS: Record<string, number> = {
   INVALID_URL: 422, BROWSE_URL_BLOCKED: 422, BROWSE_ROBOTS_DISALLOW: 422, BROWSE_RESPONSE_TOO_LARGE: 413,
@@ -51,9 +52,6 @@ const recordOf = (r: BrowseRow): BrowseRecord => ({
   browse_id: r.browse_id, url: r.url, final_url: r.final_url, mode: r.mode, http_status: r.http_status,
   content_type: r.content_type, title: r.title, text: r.text, response_time_ms: r.response_time_ms, fetched_at: iso(r.created_at),
 });
-
-/** The page's text without NUL (U+0000), which PostgreSQL's text type cannot store (the log insert failed: a 500). */
-const storable = (s: string): string => (s.includes('\u0000') ? s.replace(/\u0000/g, '') : s);
 
 /** Runs a step, turning the web layer's typed errors into API errors. */
 async function web<T>(step: () => Promise<T> | T): Promise<T> {
@@ -120,7 +118,7 @@ export function createBrowseService(deps: BrowseServiceDeps) {
       const page = await web(() => fetchPage(mode, url));
       const row: BrowseRow = {
         browse_id: newId(), agent_id: caller.agentId, url, final_url: page.finalUrl, mode, http_status: page.status,
-        content_type: page.contentType, title: storable(page.title) || null, text: storable(page.text),
+        content_type: page.contentType, title: storableText(page.title) || null, text: storableText(page.text),
         response_time_ms: Math.round(performance.now() - started), created_at: clock.now(),
       };
       const charge = await store.insertCharged(row, (trx) => deps.meter.chargeWithin(trx, caller.agentId, caller.tier, mode));
