@@ -11,6 +11,20 @@ export type AuthMode = 'none' | 'optional' | 'key' | 'root' | 'admin';
 
 export type KeyKind = 'root' | 'scoped' | 'session';
 
+/**
+ * A rule a route's handler enforces beyond its JSON schema, kept out of the schema so that the route
+ * answers its own code (a blank search q is MEMORY_QUERY_REQUIRED, not VALIDATION_FAILED). Declared
+ * on the route (config `inputRules`) so discovery states it in the tool definitions and the OpenAPI
+ * document: a client that validates against them is not refused for input they allowed.
+ */
+export interface InputRule {
+  part: 'params' | 'querystring' | 'body';
+  field: string;
+  required?: boolean;
+  /** JSON Schema keywords added to the field's schema (to each non-null member of a union). */
+  schema?: Record<string, unknown>;
+}
+
 export interface AuthContext {
   agentId: string;
   keyKind: KeyKind;
@@ -31,6 +45,8 @@ declare module 'fastify' {
     success?: number[];
     /** For discovery (OpenAPI): errors the route's own work can answer, beyond auth and input validation. */
     errors?: Record<number, string[]>;
+    /** For discovery (tools, OpenAPI): what the handler checks beyond the schema (InputRule). */
+    inputRules?: InputRule[];
   }
   interface FastifyRequest {
     auth?: AuthContext;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { isBlank, storableText, trimBlank } from './text';
+import { NOT_BLANK_PATTERN, isBlank, storableText, trimBlank } from './text';
 
 describe('blank text', () => {
   test('whitespace trim() keeps (NEL) and control characters are blank; any other character is not', () => {
@@ -18,4 +18,11 @@ describe('storable text', () => {
     expect(storableText('c\ud800d\udc00e')).toBe('c\ufffdd\ufffde');
     expect(storableText('ok 😀')).toBe('ok 😀');
   });
+});
+
+test('NOT_BLANK_PATTERN (for JSON Schema documents) agrees with isBlank', () => {
+  const notBlank = new RegExp(NOT_BLANK_PATTERN);
+  for (const s of ['', ' ', '\u0085', '\u3000\u00a0\t\n', '\u0001\u0085 ', '\u2028\u2029', 'a', ' x ', '\u0085.\u0085', '😀', '\u200b']) {
+    expect(notBlank.test(s), JSON.stringify(s)).toBe(!isBlank(s));
+  }
 });

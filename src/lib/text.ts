@@ -6,6 +6,13 @@
 const BLANK = /^[\p{White_Space}\p{Cc}]*$/u;
 const EDGES = /^[\p{White_Space}\p{Cc}]+|[\p{White_Space}\p{Cc}]+$/gu;
 
+/**
+ * isBlank as a JSON Schema pattern, for documents that state the rule (tool definitions, OpenAPI):
+ * at least one character that is neither whitespace nor a control character. Without \p{...}, which
+ * not every JSON Schema validator reads; NEL (U+0085) is a C1 control, inside \u007f-\u009f.
+ */
+export const NOT_BLANK_PATTERN = '[^\\s\\u0000-\\u001f\\u007f-\\u009f]';
+
 /** True when `s` has no character other than whitespace and control characters. */
 export function isBlank(s: string): boolean {
   return BLANK.test(s);

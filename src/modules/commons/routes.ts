@@ -4,6 +4,7 @@ import type { RateLimiter } from '../../infra/limits';
 import { memoryRateLimit } from '../memory/rate-limit';
 import { EntryIdParams, ListQuery, PublishBody, PublishValidationCodes, SearchQuery, SearchValidationCodes } from './schemas';
 import type { CommonsService } from './service';
+import { searchQuery } from '../../http/input-rules';
 
 export interface CommonsRouteDeps {
   commons: CommonsService;
@@ -32,7 +33,7 @@ export const commonsRoutes = (deps: CommonsRouteDeps): FastifyPluginAsyncTypebox
 
   app.get('/v1/commons/search', {
     schema: { querystring: SearchQuery, summary: 'Semantic search over the commons', tags },
-    config: { auth: 'key', errors: { 422: ['COMMONS_QUERY_REQUIRED'], 429: ['RATE_LIMIT_EXCEEDED'], 503: ['COMMONS_SEARCH_UNAVAILABLE'] }, validationCodes: SearchValidationCodes },
+    config: { auth: 'key', errors: { 422: ['COMMONS_QUERY_REQUIRED'], 429: ['RATE_LIMIT_EXCEEDED'], 503: ['COMMONS_SEARCH_UNAVAILABLE'] }, validationCodes: SearchValidationCodes, inputRules: [searchQuery] },
   }, async (request) => commons.search(request.query));
 
   app.get('/v1/commons/entries/:entry_id', {

@@ -4,6 +4,9 @@
  * the configuration; endpoint lists come from the live route table.
  */
 import { FREE_FLOORS, PRICING_BLOCK } from '../billing/pricing';
+import {
+  NETWORK_DAILY_CAP, PER_REFERRER_DAILY_CAP, REFERRAL_CREDIT_UNITS, REFERRAL_WINDOW_DAYS, REFERRER_MIN_AGE_DAYS,
+} from '../billing/referrals';
 import type { Config } from '../../config';
 import { PASSPORT_CHALLENGE_SCHEME } from '../../lib/signing';
 import { TIERS } from '../../lib/tiers';
@@ -43,9 +46,10 @@ export function authenticationBlock({ table, baseUrl }: BlockContext) {
 }
 
 export function rateLimitsBlock({ config }: BlockContext) {
-  const memory = config.memory as Record<string, unknown>;
+  const perMinute = config.memory.memoryRatePerMinute;
   return {
-    memory_requests_per_minute: memory.memoryRatePerMinute ?? null,
+    // 0 switches the limit off (memory/rate-limit.ts): no limit, not "none allowed".
+    memory_requests_per_minute: perMinute > 0 ? perMinute : null,
     memory_rate_limit_error: { status: 429, error_code: 'RATE_LIMIT_EXCEEDED', header: 'Retry-After' },
     parse_per_minute_by_tier: Object.fromEntries(tierRows().map((t) => [t.name, t.parsePerMinute])),
     parse_rate_limit_error: { status: 429, error_code: 'PARSE_RATE_LIMIT' },
@@ -77,11 +81,19 @@ export function billingTiersBlock() {
 export const tierDescriptionsBlock = () => Object.fromEntries(tierRows().map((t) => [t.name, t.description]));
 
 /** Prices, floors and the credit slider come from billing's PRICING_BLOCK (one source of truth). */
-export function pricingBlock({ table, baseUrl }: BlockContext) {
+export function pricingBlock({ table, baseUrl, config: settings }: BlockContext) {
   const config = table.find('GET', '/v1/billing/config');
+  const metered = settings.billing.meteringEnabled;
   return {
     model: 'credits',
     ...PRICING_BLOCK,
+    // SVC_METERING_ENABLED=false: nothing is charged or counted against a floor on this instance.
+    metering_enabled: metered,
+    ...(metered ? {} : {
+      free_floors: null,
+      price_credits: Object.fromEntries(Object.keys(PRICING_BLOCK.price_credits).map((k) => [k, 0])),
+      metering_note: 'Metering is switched off on this instance: every metered action is free, with no floors or credit; storage limits and the free tier\'s monthly memory write cap still apply.',
+    }),
     credit_purchase: 'any amount through a volume-discount slider (POST /v1/billing/credits/checkout)',
     credit_tiers: tierRows().filter((t) => t.minLifetimePurchaseUnits !== null).map((t) => ({
       tier: t.name, from_lifetime_purchases_usd: (t.minLifetimePurchaseUnits! / 10_000).toFixed(2),
@@ -91,17 +103,23 @@ export function pricingBlock({ table, baseUrl }: BlockContext) {
   };
 }
 
-export function referralRewardsBlock({ table, baseUrl }: BlockContext, agentId?: string) {
+export function referralRewardsBlock({ table, baseUrl, config }: BlockContext, agentId?: string) {
   const register = table.find('POST', '/v1/register');
+  const b = config.billing;
   return {
     how: 'Pass your referral code as referral_agent when another agent registers; it is recorded as deferred.',
     referral_field: 'referral_agent',
     register_url: `${baseUrl}/v1/register`,
     register_endpoint: register ? endpointRef(register) : null,
-    reward_usd_per_validated_signup: '0.50',
-    activity_window_days: 7,
-    max_payouts_per_referrer_per_utc_day: 5,
-    max_payouts_network_per_utc_day: 50,
+    // Referrals are always recorded; credit is paid only where the operator enabled payouts (SVC_REFERRAL_PAYOUTS_ENABLED).
+    payouts_enabled: b.referralPayoutsEnabled,
+    reward_usd_per_validated_signup: (REFERRAL_CREDIT_UNITS / 10_000).toFixed(2),
+    activity_window_days: REFERRAL_WINDOW_DAYS,
+    min_metered_calls_in_window: b.referralMinActions,
+    referrer_min_age_utc_days: REFERRER_MIN_AGE_DAYS,
+    reward_credit_expires_after_days: b.referralCreditExpiryDays > 0 ? b.referralCreditExpiryDays : null,
+    max_payouts_per_referrer_per_utc_day: PER_REFERRER_DAILY_CAP,
+    max_payouts_network_per_utc_day: NETWORK_DAILY_CAP,
     exclusions: ['self-referral', 'same owner_identifier'],
     ...(agentId ? { your_referral_code: agentId } : {}),
   };

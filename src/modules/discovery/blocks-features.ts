@@ -3,6 +3,7 @@
  * memory, documents, commons and MCP. Allowed values and bounds are read from the live route
  * schemas (schema-facts.ts), limits from the configuration and the tier table.
  */
+import { resolveChromiumPath } from '../../infra/renderer/chromium';
 import { credibilityScore } from '../../infra/search-providers/credibility';
 import { MAX_NOTE_CHARS } from '../feedback/schemas';
 import { TIERS } from '../../lib/tiers';
@@ -42,10 +43,10 @@ export function feedbackBlock({ table }: BlockContext) {
 }
 
 export function browserBlock({ config, table }: BlockContext) {
-  const chromium = config.web.chromiumPath;
   return {
     modes: enumOf(fieldSchema(table, 'POST', '/v1/browse', 'body', 'mode')) ?? ['static', 'dynamic'],
-    dynamic_mode_configured: chromium !== 'none',
+    // The renderer's own rule: unset means /usr/bin/chromium when it exists (else BROWSE_PROVIDER_UNCONFIGURED).
+    dynamic_mode_configured: resolveChromiumPath(config.web.chromiumPath) !== undefined,
     robots_txt: 'enforced, no exceptions (BROWSE_ROBOTS_DISALLOW)',
     public_web_only: true,
     max_response_bytes: config.web.browseMaxBytes,

@@ -11,6 +11,7 @@ import type { AuthMode } from '../../http/route-config';
 import { SVC_VERSION } from '../../version';
 import { NOT_SHOWN_DESIGNS } from './designs';
 import type { RouteInfo, RouteTable } from './route-table';
+import { tightened } from './schema-facts';
 
 export const ApiErrorSchema = {
   type: 'object',
@@ -55,6 +56,17 @@ export function errorCodesOf(r: RouteInfo): Codes {
 
 const errorRef = { $ref: '#/components/schemas/ApiError' };
 
+/** The request body of a route that takes bytes: multipart with its `file` part, or the raw bytes under their own type. */
+function bytesBody(types: string[]) {
+  const content: Record<string, unknown> = {};
+  for (const type of types) {
+    content[type] = type === 'multipart/form-data'
+      ? { schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'The bytes to store' } } } }
+      : { schema: { type: 'string', contentMediaType: type === '*/*' ? 'application/octet-stream' : type, description: 'The bytes to store; Content-Type is stored as their media type' } };
+  }
+  return { required: true, content };
+}
+
 function decorate(doc: Record<string, any>, table: RouteTable) {
   for (const [path, item] of Object.entries<Record<string, any>>(doc.paths ?? {})) {
     for (const [method, op] of Object.entries<Record<string, any>>(item)) {
@@ -63,6 +75,21 @@ function decorate(doc: Record<string, any>, table: RouteTable) {
       op.security = SECURITY[route.auth];
       op['x-svc-auth'] = route.auth;
       op.responses ??= {};
+      // What the handler enforces beyond the schema (a required search q, a note's length): copies, the
+      // document's schemas may be the route's own objects.
+      for (const rule of route.inputRules) {
+        if (rule.part === 'body') {
+          const body = op.requestBody?.content?.['application/json']?.schema;
+          if (body?.properties?.[rule.field]) body.properties = { ...body.properties, [rule.field]: tightened(body.properties[rule.field], rule.schema) };
+        } else {
+          const where = rule.part === 'querystring' ? 'query' : 'path';
+          op.parameters = (op.parameters ?? []).map((p: Record<string, any>) => (p.in === where && p.name === rule.field
+            ? { ...p, ...(rule.required ? { required: true } : {}), schema: tightened(p.schema, rule.schema) }
+            : p));
+        }
+      }
+      // A route that takes bytes, not JSON (blob upload), has no body schema; its media types are its body.
+      if (!op.requestBody && route.consumes?.length) op.requestBody = bytesBody(route.consumes);
       // A body whose fields are all optional may be left out (parse, billing setup): say so.
       if (op.requestBody && route.body && !((route.body as { required?: unknown[] }).required ?? []).length) op.requestBody.required = false;
       // @fastify/swagger writes a 200 for a route without a response schema; the route says its own.

@@ -5,7 +5,7 @@
  * module appears everywhere without anyone editing a document.
  */
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import type { AuthMode } from '../../http/route-config';
+import type { AuthMode, InputRule } from '../../http/route-config';
 
 export type JsonSchema = Record<string, any>;
 
@@ -29,6 +29,8 @@ export interface RouteInfo {
   errors: Record<number, string[]>;
   /** Routes whose body is not JSON (blob upload) say which media types they take. */
   consumes?: string[];
+  /** What the handler checks beyond the schema (route config `inputRules`). */
+  inputRules: InputRule[];
 }
 
 export interface RouteTable {
@@ -56,6 +58,7 @@ function infoOf(opts: RouteOptions, method: string): RouteInfo {
     success: config.success ?? [200],
     errors: config.errors ?? {},
     consumes: schema.consumes,
+    inputRules: config.inputRules ?? [],
   };
 }
 
@@ -65,8 +68,9 @@ export function createRouteTable(app: FastifyInstance): RouteTable {
   app.addHook('onRoute', (opts) => {
     const methods = Array.isArray(opts.method) ? opts.method : [opts.method];
     for (const m of methods) {
-      // Fastify adds a HEAD twin to every GET; it is not a route of its own.
-      if (m === 'HEAD') continue;
+      // Fastify adds a HEAD twin to every GET; it is not a route of its own. An OPTIONS route answers
+      // a browser's CORS preflight (/mcp): plumbing, not an operation.
+      if (m === 'HEAD' || m === 'OPTIONS') continue;
       routes.push(infoOf(opts, m.toUpperCase()));
     }
   });

@@ -46,3 +46,11 @@ export function boundsOf(s: JsonSchema | undefined): Record<string, unknown> | u
   for (const k of ['minimum', 'maximum', 'minLength', 'maxLength', 'default', 'pattern']) if (s[k] !== undefined) out[k] = s[k];
   return Object.keys(out).length ? out : undefined;
 }
+
+/** A copy of `s` with the rule's keywords; for a union, on each member that is not null. */
+export function tightened(s: JsonSchema | undefined, extra: JsonSchema | undefined): JsonSchema | undefined {
+  if (!s || !extra) return s;
+  const alts = Array.isArray(s.anyOf) ? 'anyOf' : Array.isArray(s.oneOf) ? 'oneOf' : undefined;
+  if (alts) return { ...s, [alts]: s[alts].map((m: JsonSchema) => (m.type === 'null' ? m : { ...m, ...extra })) };
+  return { ...s, ...extra };
+}

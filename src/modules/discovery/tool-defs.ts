@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { SVC_VERSION } from '../../version';
 import type { JsonSchema, RouteInfo, RouteTable } from './route-table';
+import { tightened } from './schema-facts';
 import { TOOL_SPECS, toolFile, toolName, type ToolAction, type ToolSpec } from './tool-map';
 
 export interface ResolvedAction extends ToolAction {
@@ -25,6 +26,11 @@ export interface ToolDefinition {
   /** True when at least one action's route is served by this instance. */
   available: boolean;
 }
+
+/** Base64 as the blob tools take it: standard or URL-safe alphabet, padding optional (dispatch.ts decodes exactly this). */
+export const BASE64_PATTERN = '^[A-Za-z0-9+/_-]*={0,2}$';
+/** type/subtype with optional parameters (RFC 9110 media-type tokens), as the upload route takes a Content-Type. */
+export const MEDIA_TYPE_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\\s*;.*)?$";
 
 const pathParams = (path: string): string[] => [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]);
 
@@ -57,8 +63,11 @@ function resolveAction(action: ToolAction, table: RouteTable): { resolved: Resol
   }
   reqOf(route?.querystring).forEach((k) => required.add(k));
   if (action.body === 'raw-body') {
-    props.content_base64 = { type: 'string', description: 'The bytes to store, base64-encoded' };
-    props.content_type = { type: 'string', description: 'Media type of the bytes, e.g. application/pdf', default: 'application/octet-stream' };
+    props.content_base64 = {
+      type: 'string', pattern: BASE64_PATTERN, contentEncoding: 'base64',
+      description: 'The bytes to store, base64-encoded (standard or URL-safe alphabet, padding optional, no whitespace)',
+    };
+    props.content_type = { type: 'string', pattern: MEDIA_TYPE_PATTERN, description: 'Media type of the bytes, e.g. application/pdf', default: 'application/octet-stream' };
     required.add('content_base64');
   } else {
     for (const [k, v] of Object.entries(propsOf(route?.body))) {
@@ -66,6 +75,14 @@ function resolveAction(action: ToolAction, table: RouteTable): { resolved: Resol
       inputs.body.push(k);
     }
     reqOf(route?.body).forEach((k) => required.add(k));
+  }
+  // What the handler enforces beyond its schema (a required search q, a note's length) is part of the tool's input rules too.
+  if (route) {
+    for (const rule of route.inputRules) {
+      if (!(rule.field in props)) continue;
+      props[rule.field] = tightened(props[rule.field], rule.schema)!;
+      if (rule.required) required.add(rule.field);
+    }
   }
   return { resolved: { ...action, route, inputs, required: [...required] }, props };
 }
@@ -91,7 +108,9 @@ function derive(spec: ToolSpec, table: RouteTable): ToolDefinition {
   for (const r of resolved) {
     for (const [k, v] of Object.entries(r.props)) {
       const seen = (variants[k] ??= []);
-      if (!seen.some((x) => JSON.stringify(x) === JSON.stringify(v))) seen.push(v);
+      // Two actions with the same rule (blob_id of every blob route) give one variant, whatever their descriptions say.
+      const rule = JSON.stringify({ ...v, description: undefined });
+      if (!seen.some((x) => JSON.stringify({ ...x, description: undefined }) === rule)) seen.push(v);
       (usedBy[k] ??= []).push(r.resolved.action);
     }
   }

@@ -20,6 +20,7 @@ function requireStrings(body: unknown): void {
   }
 }
 import type { FeedbackService } from './service';
+import { notBlank } from '../../http/input-rules';
 
 export const feedbackRoutes = (deps: { feedback: FeedbackService; envelope: EnvelopeBuilder }): FastifyPluginAsyncTypebox => async (app) => {
   const { feedback, envelope } = deps;
@@ -28,6 +29,7 @@ export const feedbackRoutes = (deps: { feedback: FeedbackService; envelope: Enve
     schema: { body: FeedbackBody, summary: 'Give feedback on an earlier result (append-only; monthly cap per tier)', tags: ['feedback'] },
     config: {
       auth: 'key', success: [201], errors: { 422: ['INVALID_REF_TYPE', 'INVALID_SIGNAL', 'NOTE_TOO_LONG', 'INVALID_REF_ID'], 429: ['FEEDBACK_LIMIT'] }, validationCodes: FeedbackValidationCodes,
+      inputRules: [notBlank('body', 'ref_id'), { part: 'body', field: 'note', schema: { maxLength: MAX_NOTE_CHARS } }],
       // The note is the only free-length field (ref_id is at most 256 characters, the rest are enums):
       // a body past the size limit carries a note far past its 500 characters, which the spec answers
       // with NOTE_TOO_LONG (it was 413 PAYLOAD_TOO_LARGE, a code the spec does not have).

@@ -4,7 +4,7 @@
  * are therefore exactly the route's: there is no second implementation of any behaviour.
  */
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import type { ResolvedAction, ToolDefinition } from '../discovery/tool-defs';
+import { BASE64_PATTERN, MEDIA_TYPE_PATTERN, type ResolvedAction, type ToolDefinition } from '../discovery/tool-defs';
 
 export interface ToolCallOutcome {
   [extra: string]: unknown;
@@ -13,6 +13,21 @@ export interface ToolCallOutcome {
 }
 
 export class ToolInputError extends Error {}
+
+const BASE64 = new RegExp(BASE64_PATTERN);
+const MEDIA_TYPE = new RegExp(MEDIA_TYPE_PATTERN);
+
+/**
+ * The bytes of a content_base64 argument. Node's decoder skips every character outside the alphabet,
+ * so text that is not base64 would be stored as other bytes without a word: it is refused instead.
+ */
+export function decodeBase64(text: string): Buffer {
+  const data = text.replace(/=+$/, '');
+  if (!BASE64.test(text) || data.length % 4 === 1 || (data.length !== text.length && text.length % 4 !== 0)) {
+    throw new ToolInputError('content_base64 is not base64 (standard or URL-safe alphabet, padding optional, no whitespace)');
+  }
+  return Buffer.from(data, 'base64');
+}
 
 /** Picks the action a call means: the only one, or the `action` argument. */
 export function actionOf(def: ToolDefinition, args: Record<string, unknown>): ResolvedAction {
@@ -36,7 +51,10 @@ export function requestFor(action: ResolvedAction, args: Record<string, unknown>
   let payload: string | Buffer | undefined;
   if (action.body === 'raw-body') {
     if (typeof args.content_base64 !== 'string') throw new ToolInputError('content_base64 is required (base64 of the bytes)');
-    payload = Buffer.from(args.content_base64, 'base64');
+    if (args.content_type !== undefined && (typeof args.content_type !== 'string' || !MEDIA_TYPE.test(args.content_type))) {
+      throw new ToolInputError('content_type must be a media type (type/subtype, e.g. application/pdf)');
+    }
+    payload = decodeBase64(args.content_base64);
     headers['content-type'] = typeof args.content_type === 'string' ? args.content_type : 'application/octet-stream';
   } else if (action.inputs.body.length) {
     const body: Record<string, unknown> = {};

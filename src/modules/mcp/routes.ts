@@ -15,9 +15,11 @@ import { createMcpServer } from './server';
 /**
  * The MCP transport's rule against DNS rebinding: a browser page may reach /mcp only from an origin
  * the operator allows (svc's own and SVC_MCP_ALLOWED_ORIGINS). Clients that are not browsers send no
- * Origin header and are not affected.
+ * Origin header and are not affected. An allowed page also gets what a browser needs to make the
+ * call at all (CORS): an answer to its preflight, and Access-Control-Allow-Origin on every answer,
+ * refusals included, so it can read them.
  */
-function originGuard(allowed: string[]) {
+function origins(allowed: string[]) {
   const originOf = (text: string): string => {
     try {
       return new URL(text).origin;
@@ -25,17 +27,36 @@ function originGuard(allowed: string[]) {
       return text; // "null", or no URL at all: matches nothing allowed
     }
   };
-  const origins = new Set(allowed.map(originOf));
-  return async (request: FastifyRequest) => {
+  const set = new Set(allowed.map(originOf));
+  /** The request's Origin when a browser page of an allowed origin sent it; undefined otherwise. */
+  const allowedOrigin = (request: FastifyRequest): string | undefined => {
     const origin = request.headers.origin;
-    if (origin !== undefined && !origins.has(originOf(origin))) {
+    return typeof origin === 'string' && set.has(originOf(origin)) ? origin : undefined;
+  };
+  const guard = async (request: FastifyRequest) => {
+    const origin = request.headers.origin;
+    if (origin !== undefined && allowedOrigin(request) === undefined) {
       throw new ApiError(403, 'ORIGIN_NOT_ALLOWED', `Origin ${origin} may not call /mcp (allowed: svc's own origin and SVC_MCP_ALLOWED_ORIGINS)`);
     }
   };
+  return { allowedOrigin, guard };
 }
 
+/** Response headers of an answer to an allowed page (Vary: the answer depends on Origin). */
+const corsHeaders = (origin: string): Record<string, string> => ({
+  'access-control-allow-origin': origin,
+  'access-control-expose-headers': 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate',
+  vary: 'Origin',
+});
+
 export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog; allowedOrigins: string[] }): FastifyPluginAsyncTypebox => async (app) => {
-  app.addHook('onRequest', originGuard(deps.allowedOrigins));
+  const { allowedOrigin, guard } = origins(deps.allowedOrigins);
+  app.addHook('onRequest', guard);
+  // Every answer of these routes (401 from the auth hook included), except POST's, which writes its own.
+  app.addHook('onSend', async (request, reply) => {
+    const origin = allowedOrigin(request);
+    if (origin) reply.headers(corsHeaders(origin));
+  });
   app.post('/mcp', {
     schema: { summary: 'Model Context Protocol endpoint (Streamable HTTP, JSON-RPC): the svc_* tools', tags: ['mcp'] },
     config: { auth: 'key', errors: { 403: ['ORIGIN_NOT_ALLOWED'] } },
@@ -47,6 +68,8 @@ export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog; a
   }, async (request, reply) => {
     const server = createMcpServer(deps.root, deps.catalog, request.headers.authorization);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const origin = allowedOrigin(request);
+    if (origin) for (const [k, v] of Object.entries(corsHeaders(origin))) reply.raw.setHeader(k, v);
     reply.hijack();
     reply.raw.on('close', () => {
       void transport.close();
@@ -54,6 +77,25 @@ export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog; a
     });
     await server.connect(transport);
     await transport.handleRequest(request.raw, reply.raw, request.body);
+  });
+
+  // The CORS preflight of an allowed page (a POST with Authorization and a JSON body always has one).
+  // Plumbing of the browser, not an operation: hidden from the OpenAPI document and the route table.
+  app.route({
+    method: 'OPTIONS', url: '/mcp',
+    schema: { hide: true },
+    config: { auth: 'none' },
+    handler: async (request, reply) => {
+      reply.code(204).header('allow', 'POST, OPTIONS');
+      if (allowedOrigin(request)) {
+        reply.headers({
+          'access-control-allow-methods': 'POST',
+          'access-control-allow-headers': 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID',
+          'access-control-max-age': '600',
+        });
+      }
+      return reply.send();
+    },
   });
 
   const notAllowed = { error_code: 'METHOD_NOT_ALLOWED', message: 'This MCP endpoint is stateless: use POST /mcp' };

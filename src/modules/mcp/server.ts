@@ -10,6 +10,17 @@ import { SVC_VERSION } from '../../version';
 import type { ToolCatalog } from '../discovery/tool-defs';
 import { callTool } from './dispatch';
 
+/**
+ * tools/call as the SDK's Server checks it, but parsed leniently first: the SDK's base class parses a
+ * request with the handler's schema before anything else and answers a failure as -32603 (internal
+ * error); invalid params (none, arguments that are not an object) are the client's, -32602 (JSON-RPC
+ * 2.0, MCP Tools: error handling). With this schema the params pass through as sent and the Server's
+ * own check of tools/call answers them -32602.
+ */
+const LenientCallToolRequest = CallToolRequestSchema.extend({
+  params: CallToolRequestSchema.shape.params.catch((ctx) => ctx.value as never),
+});
+
 export function createMcpServer(app: FastifyInstance, catalog: ToolCatalog, authorization?: string): Server {
   const server = new Server({ name: 'svc', version: SVC_VERSION }, { capabilities: { tools: {} } });
   const served = () => catalog.definitions().filter((d) => d.available);
@@ -18,7 +29,7 @@ export function createMcpServer(app: FastifyInstance, catalog: ToolCatalog, auth
     tools: served().map((d) => ({ name: d.name, description: d.spec.description, inputSchema: d.inputSchema as { type: 'object' } })),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(LenientCallToolRequest, async (request) => {
     const def = served().find((d) => d.name === request.params.name);
     // An unknown tool is a protocol error (MCP, Tools: error handling), not a failed call.
     if (!def) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name} (tools/list names the tools this instance serves)`);

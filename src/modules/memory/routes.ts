@@ -8,6 +8,7 @@ import {
   PutValidationCodes, SearchQuery, SearchValidationCodes,
 } from './schemas';
 import type { MemoryService } from './service';
+import { searchQuery } from '../../http/input-rules';
 
 export interface MemoryRouteDeps {
   memory: MemoryService;
@@ -50,7 +51,7 @@ export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox =
 
   app.get('/v1/memory/search', {
     schema: { querystring: SearchQuery, summary: 'Semantic search over your memories', tags: ['memory'] },
-    config: { auth: 'key', errors: { 422: ['MEMORY_QUERY_REQUIRED'], 429: ['RATE_LIMIT_EXCEEDED'], 503: ['MEMORY_SEARCH_UNAVAILABLE'] }, validationCodes: SearchValidationCodes },
+    config: { auth: 'key', errors: { 422: ['MEMORY_QUERY_REQUIRED'], 429: ['RATE_LIMIT_EXCEEDED'], 503: ['MEMORY_SEARCH_UNAVAILABLE'] }, validationCodes: SearchValidationCodes, inputRules: [searchQuery] },
   }, async (request) => memory.search(caller(request), request.query));
 
   app.put('/v1/memory/:key', {

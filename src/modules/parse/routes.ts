@@ -6,6 +6,7 @@ import type { EnvelopeBuilder } from '../../http/envelope';
 import { BlobParams, ParamCodes, ParseBody, ParseParams, ParseQuery, SearchCodes, SearchQuery } from './schemas';
 import { BLOB_SEARCH_DEFAULTS, type BlobSearch } from './search';
 import type { ParseService } from './service';
+import { searchQuery } from '../../http/input-rules';
 
 export interface ParseRouteDeps {
   parse: ParseService;
@@ -61,7 +62,7 @@ export const parseRoutes = (deps: ParseRouteDeps): FastifyPluginAsyncTypebox => 
     // A charged call: no automatic HEAD twin (it would charge and send nothing).
     exposeHeadRoute: false,
     schema: { querystring: SearchQuery, summary: 'Semantic search over the chunks of your parsed blobs (one call in the search pool)', tags: ['search'] },
-    config: { auth: 'key', errors: { 402: ['INSUFFICIENT_CREDITS'], 422: ['BLOB_QUERY_REQUIRED'], 429: ['SEARCH_CALLS_LIMIT'], 503: ['BLOB_SEARCH_UNAVAILABLE'] }, validationCodes: SearchCodes },
+    config: { auth: 'key', errors: { 402: ['INSUFFICIENT_CREDITS'], 422: ['BLOB_QUERY_REQUIRED'], 429: ['SEARCH_CALLS_LIMIT'], 503: ['BLOB_SEARCH_UNAVAILABLE'] }, validationCodes: SearchCodes, inputRules: [searchQuery] },
   }, async (request) => {
     const started = performance.now();
     const q = request.query;
