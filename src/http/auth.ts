@@ -22,12 +22,18 @@ function authorizationHeaders(request: FastifyRequest): number {
   return n;
 }
 
-/** The Bearer token; '' for an Authorization header that holds none (or for two headers); undefined without one. */
+/**
+ * The Bearer token; '' for an Authorization header that holds none and for two headers, whatever they
+ * hold (an empty first one included: Node keeps it, a proxy in front may read the second); undefined
+ * without one (or with one empty header).
+ */
 function bearerOf(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
+  if (header === undefined) return undefined;
+  if (authorizationHeaders(request) !== 1) return '';
   if (!header) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return m && authorizationHeaders(request) === 1 ? m[1] : '';
+  return m ? m[1] : '';
 }
 
 export function authModeOf(request: FastifyRequest): AuthMode {

@@ -79,7 +79,7 @@ export function parseEd25519PublicKey(input: string): KeyObject {
 }
 
 function readEd25519PublicKey(input: string): KeyObject {
-  const text = input.trim();
+  const text = canonicalKeyText(input).trim();
   if (text.startsWith('-----BEGIN')) {
     // createPublicKey would also derive the public key from a private one; only a public key is taken.
     if (!text.startsWith('-----BEGIN PUBLIC KEY-----')) {
@@ -136,4 +136,22 @@ export function verifyEd25519(publicKeyPemText: string, message: Buffer, signatu
 /** Signs with a PEM (PKCS#8) private key; used by tests and client examples. */
 export function signEd25519(privateKeyPemText: string, message: Buffer): string {
   return sign(null, message, createPrivateKey(privateKeyPemText)).toString('base64');
+}
+
+/**
+ * Public key text as a lax reader takes it (RFC 7468, sections 2 and 3: parsers SHOULD ignore
+ * whitespace and MUST handle different newline conventions, and no line break is required after the
+ * BEGIN line): a PEM block whose base64 is indented, joined on one line, split by spaces or by other
+ * newlines is re-wrapped in the strict form OpenSSL reads; base64 of a raw key loses its whitespace
+ * (a line-wrapped copy). Anything else is returned as it was, for the key parser's own message.
+ */
+function canonicalKeyText(input: string): string {
+  const text = input.trim();
+  const pem = /^-----BEGIN ([A-Z0-9 ]{1,40})-----([A-Za-z0-9+/=\s]*)-----END \1-----$/.exec(text);
+  if (pem) {
+    const body = pem[2].replace(/\s+/g, '');
+    return `-----BEGIN ${pem[1]}-----\n${(body.match(/.{1,64}/g) ?? []).join('\n')}\n-----END ${pem[1]}-----\n`;
+  }
+  if (/^[A-Za-z0-9+/_=\s-]+$/.test(text) && !text.startsWith('-----')) return text.replace(/\s+/g, '');
+  return input;
 }

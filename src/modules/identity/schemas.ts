@@ -1,11 +1,14 @@
 import { Type } from 'typebox';
 import { UUID_PATTERN } from '../../lib/ids';
+import { NOT_BLANK_PATTERN } from '../../lib/text';
 
 export const AGENT_NAME_PATTERN = '^[A-Za-z0-9_-]+$';
 
 export const RegisterBody = Type.Object({
   agent_name: Type.String({ minLength: 1, maxLength: 64, pattern: AGENT_NAME_PATTERN, description: 'Letters, digits, hyphens and underscores only' }),
-  owner_identifier: Type.String({ minLength: 1, maxLength: 256, pattern: '\\S', description: 'Any stable identifier of the owner, compared exactly as sent (case, spaces, Unicode form); (agent_name, owner_identifier) is unique' }),
+  // Not blank as every route judges it (src/lib/text.ts): `\S` let NEL (U+0085, Unicode whitespace
+  // that JavaScript's \s leaves out) and control characters through as an owner.
+  owner_identifier: Type.String({ minLength: 1, maxLength: 256, pattern: NOT_BLANK_PATTERN, description: 'Any stable identifier of the owner, compared exactly as sent (case, spaces, Unicode form); (agent_name, owner_identifier) is unique' }),
   agree_to_terms: Type.Boolean({ description: 'Must be true' }),
   referral_agent: Type.Optional(Type.String({ description: 'Agent id (UUID) of the referrer' })),
   passport_public_key: Type.Optional(Type.String({ maxLength: 4096, description: 'Ed25519 public key: PEM SPKI or base64 of the raw 32 bytes (recommended)' })),
@@ -17,7 +20,7 @@ export const RegisterBody = Type.Object({
 
 export const RegisterValidationCodes = {
   'body.agent_name': { status: 422, code: 'INVALID_AGENT_NAME', message: 'agent_name is required: 1 to 64 letters, digits, hyphens or underscores' },
-  'body.owner_identifier': { status: 422, code: 'INVALID_OWNER_IDENTIFIER', message: 'owner_identifier is required: a string of 1 to 256 characters, not only whitespace' },
+  'body.owner_identifier': { status: 422, code: 'INVALID_OWNER_IDENTIFIER', message: 'owner_identifier is required: a string of 1 to 256 characters, not only whitespace or control characters' },
   'body.agree_to_terms': { status: 422, code: 'TERMS_NOT_ACCEPTED', message: 'agree_to_terms is required and must be true' },
   'body.referral_agent': { status: 422, code: 'INVALID_REFERRAL_AGENT', message: 'referral_agent must be an agent id (UUID)' },
   'body.passport_public_key': { status: 422, code: 'INVALID_PASSPORT_PUBLIC_KEY', message: 'passport_public_key must be a string: PEM SPKI or base64 raw Ed25519 key' },
