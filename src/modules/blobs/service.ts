@@ -244,7 +244,8 @@ export function createBlobService(deps: BlobServiceDeps) {
     async signedUrl(agentId: string, blobId: string, expiresIn: number | undefined) {
       await active(agentId, blobId);
       const seconds = expiresIn ?? deps.signedUrlDefaultSeconds;
-      const expires = Math.floor(clock.now() / 1000) + seconds;
+      // Rounded up to the next whole second: the URL lives at least `expires_in` seconds, never less.
+      const expires = Math.ceil((clock.now() + seconds * 1000) / 1000);
       const q = new URLSearchParams({ agent_id: agentId, expires: String(expires), signature: deps.signer.signature(agentId, blobId, expires) });
       return {
         status: 'success', blob_id: blobId, url: `${deps.baseUrl}/v1/blobs/${blobId}/download?${q}`,

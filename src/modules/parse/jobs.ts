@@ -35,15 +35,16 @@ export function parseJobHandler(deps: JobDeps): JobHandler<Payload> {
     async run(job) {
       const row = await store.byId(job.payload.parse_id);
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return;
+      const deleted = () => store.fail(row.parse_id, { code: 'PARSE_FAILED', reason: 'blob_deleted', message: 'The blob was deleted before the parse ran' }, clock.now());
+      let blob;
       try {
-        await deps.blobs.find(row.agent_id, row.blob_id);
+        blob = await deps.blobs.find(row.agent_id, row.blob_id);
       } catch (e) {
-        if (e instanceof ApiError && e.status === 404) {
-          await store.fail(row.parse_id, { code: 'PARSE_FAILED', reason: 'blob_deleted', message: 'The blob was deleted before the parse ran' }, clock.now());
-          return;
-        }
+        if (e instanceof ApiError && e.status === 404) return void (await deleted());
         throw e;
       }
+      // Deleted and the same bytes uploaded again since: a new blob under the same id, not this parse's.
+      if (Number(blob.created_at) > Number(row.created_at)) return void (await deleted());
       await store.markRunning(row.parse_id, clock.now());
       const outcome = await parseBlob(deps, row, row.agent_id);
       if (!outcome.ok) {

@@ -91,8 +91,15 @@ export function createParseService(deps: ParseServiceDeps) {
    */
   async function recordComplete(row: ParseRow, resultJson: string, result: Parameters<typeof storeChunks>[4], now: number): Promise<boolean> {
     return store.db.transaction().execute(async (trx) => {
-      if (row.status !== 'complete' && !(await store.lockBlob(trx, row.agent_id, row.blob_id))) {
-        await store.fail(row.parse_id, { code: 'PARSE_FAILED', reason: 'blob_deleted', message: 'The blob was deleted while it was parsed' }, now, trx);
+      if (!(await store.lockBlob(trx, row.agent_id, row.blob_id, Number(row.created_at)))) {
+        const failure = { code: 'PARSE_FAILED', reason: 'blob_deleted', message: 'The blob was deleted while it was parsed' };
+        if (row.status === 'complete') {
+          // A sync parse (not stored yet): recorded, and answered, as failed.
+          Object.assign(row, { status: 'failed', result: null, error_code: failure.code, error_reason: failure.reason, error_message: failure.message });
+          await store.insert(row, trx);
+        } else {
+          await store.fail(row.parse_id, failure, now, trx);
+        }
         return false;
       }
       const moved = row.status === 'complete' ? (await store.insert(row, trx), true) : await store.complete(trx, row.parse_id, resultJson, now);
@@ -175,7 +182,8 @@ export function createParseService(deps: ParseServiceDeps) {
       if (outcome.ok) {
         const { json } = outcome; // serialized by the parser process, stored and answered as is
         Object.assign(row, { status: 'complete', result: json });
-        await recordComplete(row, json, outcome, done);
+        // false: the blob was deleted while it was parsed, and `row` now says so (failed, blob_deleted).
+        if (!(await recordComplete(row, json, outcome, done))) return { code: 200, body: parseView(row), svcUsage };
         // The result is already serialized: spliced in rather than parsed and serialized again.
         return { code: 200, body: parseViewJson(row), svcUsage };
       }

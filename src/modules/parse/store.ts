@@ -104,13 +104,17 @@ export function createParseStore(db: Kysely<Database>) {
     /** Replaces the blob's chunks with those of this parse; returns the chunk ids now live and those gone. */
     /**
      * Takes the blob's row lock for this transaction (PostgreSQL; SQLite transactions already take
-     * turns) and says whether the blob is still there: a DELETE that committed first is seen.
+     * turns) and says whether the blob is still there: a DELETE that committed first is seen. With
+     * `parseCreatedAt`, also whether it is still the upload that parse was asked for.
      */
-    async lockBlob(trx: Trx, agentId: string, blobId: string): Promise<boolean> {
-      let blob = trx.selectFrom('blobs').select('deleted_at').where('agent_id', '=', agentId).where('blob_id', '=', blobId);
+    async lockBlob(trx: Trx, agentId: string, blobId: string, parseCreatedAt?: number): Promise<boolean> {
+      let blob = trx.selectFrom('blobs').select(['deleted_at', 'created_at']).where('agent_id', '=', agentId).where('blob_id', '=', blobId);
       if (pg) blob = blob.forUpdate();
       const row = await blob.executeTakeFirst();
-      return row !== undefined && row.deleted_at === null;
+      if (row === undefined || row.deleted_at !== null) return false;
+      // The same bytes deleted and uploaded again are a new blob under the same id: a parse asked for
+      // before that upload belongs to the deleted one.
+      return parseCreatedAt === undefined || Number(row.created_at) <= parseCreatedAt;
     },
 
     async replaceChunks(trx: Trx, agentId: string, blobId: string, parseId: string, chunks: { index: number; text: string; location: unknown }[], now: number) {
