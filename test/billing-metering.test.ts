@@ -108,6 +108,34 @@ describe('rolling free floors', () => {
   });
 });
 
+describe('refund from a receipt (work that outlives the request, e.g. an async parse)', () => {
+  test('the receipt gives back a paid call\'s credit and count, and a free call\'s slot, inside the caller\'s transaction', async () => {
+    const a = agent();
+    await r.credits.add(a, { kind: 'purchase', units: cr(10), ref: `t:${a}:p` });
+    const free = await many(50, () => r.metering.charge(a, 'search'));
+    const paid = await r.metering.charge(a, 'search');
+    expect(paid).toMatchObject({ free: false, costUnits: cr(2) });
+    // Plain JSON, as a caller stores it.
+    const receipt = JSON.parse(JSON.stringify(paid.receipt));
+    expect(receipt).toMatchObject({ charge_id: paid.chargeId, agent_id: a, pool: 'search', free: false, cost_units: cr(2) });
+    expect(receipt.spend_entries.length).toBeGreaterThan(0);
+    await r.handle.db.transaction().execute((trx) => r.metering.refundReceipt(trx, receipt));
+    expect((await r.credits.balance(a)).units).toBe(cr(10));
+    expect(await r.credits.ledgerBalance(a)).toBe(cr(10));
+    expect((await r.metering.usage(a)).credits_remaining_usd).toBe('0.1000');
+    // A rolled-back transaction gives nothing back.
+    const freeReceipt = JSON.parse(JSON.stringify(free[3].receipt));
+    await expect(r.handle.db.transaction().execute(async (trx) => {
+      await r.metering.refundReceipt(trx, freeReceipt);
+      throw new Error('the caller\'s own write failed');
+    })).rejects.toThrow('own write failed');
+    expect((await r.metering.charge(a, 'search')).free).toBe(false);
+    // Committed: the free slot is back, so the next call is free again.
+    await r.handle.db.transaction().execute((trx) => r.metering.refundReceipt(trx, freeReceipt));
+    expect((await r.metering.charge(a, 'search')).free).toBe(true);
+  });
+});
+
 describe('the credit check (a dry run before the work)', () => {
   test('a yes may come from the state in memory; a no, and every charge, from the database', async () => {
     const a = agent();

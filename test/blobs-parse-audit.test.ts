@@ -11,7 +11,7 @@ import { createParseStore } from '../src/modules/parse/store';
 import { csvText } from './fixtures/documents';
 import { startBlobApp, type BlobApp } from './blobs-support';
 
-const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 const QUEUE_SECRET = 'audit-queue-secret';
 
 let w: BlobApp;
@@ -110,5 +110,44 @@ describe('a parse asked for before its blob was deleted and the same bytes uploa
     expect(await store.byId(qGone.body.parse_id)).toMatchObject({ status: 'failed', error_reason: 'blob_deleted' });
     const s = await w.request('GET', `/v1/blobs/${live}/parse/${qLive.body.parse_id}`, { token: a.token });
     expect([s.status, s.body.status]).toEqual([200, 'complete']);
+  });
+});
+
+describe('an async parse that fails on our side after every attempt gives its parse op back', () => {
+  const parseOps = async (token: string) => {
+    const b = await w.request('GET', '/v1/billing', { token });
+    expect(b.status).toBe(200);
+    return b.body.parse_ops_this_month as number;
+  };
+
+  test('dead-lettered (the stored bytes gone): failed/internal and the op refunded, once; a broken file keeps its op', async () => {
+    // Before: only a sync parse was refunded (in the request); an async one that dead-lettered kept its op.
+    const a = await w.agent('starter');
+    const bytes = csvText([['planet', 'moons'], ['mars', 2], ['neptune', 16]]);
+    const blob = await w.upload(a.token, bytes, 'text/csv');
+    expect(await parseOps(a.token)).toBe(0);
+    const q = await w.request('POST', `/v1/blobs/${blob.body.blob_id}/parse?async=true`, { token: a.token });
+    expect([q.status, q.body.status]).toEqual([202, 'queued']);
+    expect(await parseOps(a.token)).toBe(1);
+    // The store loses the bytes (our side, not the file's): the run fails internal; one attempt here, so it dead-letters.
+    await (await w.bytes()).delete(sha(bytes));
+    expect(await push(q.body.parse_id)).toMatchObject({ accepted: true, state: 'dead' });
+    const s = await w.request('GET', `/v1/blobs/${blob.body.blob_id}/parse/${q.body.parse_id}`, { token: a.token });
+    expect([s.status, s.body.status, s.body.failure_reason]).toEqual([200, 'failed', 'internal']);
+    expect(await parseOps(a.token)).toBe(0);
+    // Pushed again (a queue delivering twice): nothing runs, nothing is given back twice.
+    expect(await push(q.body.parse_id)).toMatchObject({ accepted: false });
+    expect(await parseOps(a.token)).toBe(0);
+
+    // A file that cannot be parsed is the file's failure: the op stays counted.
+    const broken = await w.upload(a.token, Buffer.from('%PDF-1.7\nnot really a pdf'), 'application/pdf');
+    const qb = await w.request('POST', `/v1/blobs/${broken.body.blob_id}/parse?async=true`, { token: a.token });
+    expect(qb.status).toBe(202);
+    expect(await push(qb.body.parse_id)).toMatchObject({ accepted: true, state: 'done' });
+    const sb = await w.request('GET', `/v1/blobs/${broken.body.blob_id}/parse/${qb.body.parse_id}`, { token: a.token });
+    expect([sb.body.status, sb.body.failure_reason]).toEqual(['failed', 'corrupt']);
+    expect(await parseOps(a.token)).toBe(1);
+    // The receipt is kept for async parses only, and never shown.
+    expect(sb.body).not.toHaveProperty('charge_receipt');
   });
 });

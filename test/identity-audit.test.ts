@@ -38,10 +38,11 @@ function rawHttp(method: string, path: string, headers: [string, string][]): Pro
   });
 }
 
-async function sessionOf(agentId: string, privateKeyPem: string) {
+/** A fresh challenge, signed and verified; `layout` rewrites the base64 signature before it is sent. */
+async function sessionOf(agentId: string, privateKeyPem: string, layout: (signature: string) => string = (s) => s) {
   const c = (await t.request('POST', '/v1/auth/passport/challenge', { body: { agent_id: agentId } })).body;
   return t.request('POST', '/v1/auth/passport/verify', {
-    body: { agent_id: agentId, challenge_id: c.challenge_id, signature: signEd25519(privateKeyPem, Buffer.from(c.sign_payload, 'utf8')) },
+    body: { agent_id: agentId, challenge_id: c.challenge_id, signature: layout(signEd25519(privateKeyPem, Buffer.from(c.sign_payload, 'utf8'))) },
   });
 }
 
@@ -115,6 +116,41 @@ describe('register: PEM and base64 keys with whitespace (RFC 7468 lax: parsers S
       expect(res.body.message).toMatch(/private key/);
       const rec = await t.request('POST', '/v1/register', { body: base({ recovery_public_key: priv }) });
       expect([rec.status, rec.body.error_code]).toEqual([422, 'INVALID_RECOVERY_PUBLIC_KEY']);
+    }
+  });
+});
+
+describe('verify: a line-wrapped base64 signature (RFC 2045 / 7468: whitespace inside base64 is ignored, as for keys)', () => {
+  const wrap = (s: string, width: number, eol: string) => (s.match(new RegExp(`.{1,${width}}`, 'g')) ?? []).join(eol);
+  const variants: [string, (s: string) => string][] = [
+    ['wrapped at 76 with CRLF (RFC 2045)', (s) => wrap(s, 76, '\r\n')],
+    ['wrapped at 64 with LF and a trailing newline (RFC 7468)', (s) => `${wrap(s, 64, '\n')}\n`],
+    ['CR-only line breaks, indented', (s) => `  ${wrap(s, 20, '\r  ')}`],
+    ['split by spaces and tabs, padding set apart', (s) => `${wrap(s.slice(0, -2), 8, ' ')}\t${s.slice(-2, -1)} ${s.slice(-1)}`],
+    ['url-safe alphabet, wrapped', (s) => wrap(s.replace(/\+/g, '-').replace(/\//g, '_'), 30, '\n')],
+  ];
+
+  test.each(variants)('signature %s → 200 and a session', async (_name, layout) => {
+    const a = await t.registerAgent();
+    const v = await sessionOf(a.agentId, a.privateKeyPem, layout);
+    expect([v.status, v.body.error_code]).toEqual([200, undefined]);
+    expect(v.body.session_token).toMatch(/^svc_session_/);
+  });
+
+  test('still refused, 401 PASSPORT_SIGNATURE_INVALID: wrong alphabet, padding inside, wrong decoded length, only whitespace', async () => {
+    const a = await t.registerAgent();
+    const bytes = (s: string) => Buffer.from(s, 'base64');
+    const bad: [string, (s: string) => string][] = [
+      ['a "*" at a line break', (s) => `${s.slice(0, 40)}*\r\n${s.slice(40)}`],
+      ['a "." in a wrapped line', (s) => wrap(`${s.slice(0, 10)}.${s.slice(11)}`, 64, '\n')],
+      ['padding inside, then more base64', (s) => `${s.slice(0, 40)}=\n${s.slice(40)}`],
+      ['63 bytes, wrapped', (s) => wrap(bytes(s).subarray(0, 63).toString('base64'), 76, '\r\n')],
+      ['65 bytes, wrapped', (s) => wrap(Buffer.concat([bytes(s), Buffer.from([0])]).toString('base64'), 76, '\r\n')],
+      ['only whitespace', () => ' \r\n\t '],
+    ];
+    for (const [what, layout] of bad) {
+      const v = await sessionOf(a.agentId, a.privateKeyPem, layout);
+      expect([v.status, v.body.error_code], what).toEqual([401, 'PASSPORT_SIGNATURE_INVALID']);
     }
   });
 });

@@ -198,6 +198,14 @@ describe('blobs, parse and the internal queue route', () => {
       }
     });
 
+    test('a JSON body that is literally null: 422 VALIDATION_FAILED, as any other well-formed body of the wrong shape', async () => {
+      for (const body of ['null', ' null\n']) {
+        const r = await push(body);
+        expect(codeOf(r), JSON.stringify(body)).toEqual([422, 'VALIDATION_FAILED']);
+        expect(r.body.field).toBe('body.parse_id');
+      }
+    });
+
     test('an unknown parse (64 characters is still a valid length): 404 PARSE_JOB_NOT_FOUND', async () => {
       for (const parse_id of [UNKNOWN_UUID, 'p'.repeat(64)]) {
         const r = await push(JSON.stringify({ parse_id }));

@@ -118,10 +118,16 @@ export function generateEd25519(): { publicKeyPem: string; privateKeyPem: string
   };
 }
 
-/** Verifies a base64 raw Ed25519 signature (64 bytes) over `message`. Never throws. */
+/**
+ * Verifies a base64 raw Ed25519 signature (64 bytes) over `message`. Whitespace inside the base64 (a
+ * line-wrapped copy) is ignored, as for keys (canonicalKeyText); any other character outside the
+ * alphabet, or a length other than 64 bytes, fails. Never throws.
+ */
 export function verifyEd25519(publicKeyPemText: string, message: Buffer, signatureB64: string): boolean {
-  if (typeof signatureB64 !== 'string' || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(signatureB64.trim())) return false;
-  const sig = Buffer.from(signatureB64.trim().replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  if (typeof signatureB64 !== 'string') return false;
+  const text = canonicalKeyText(signatureB64).trim();
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) return false;
+  const sig = Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
   if (sig.length !== 64) return false;
   try {
     const key = createPublicKey(publicKeyPemText);
@@ -139,11 +145,12 @@ export function signEd25519(privateKeyPemText: string, message: Buffer): string 
 }
 
 /**
- * Public key text as a lax reader takes it (RFC 7468, sections 2 and 3: parsers SHOULD ignore
- * whitespace and MUST handle different newline conventions, and no line break is required after the
- * BEGIN line): a PEM block whose base64 is indented, joined on one line, split by spaces or by other
- * newlines is re-wrapped in the strict form OpenSSL reads; base64 of a raw key loses its whitespace
- * (a line-wrapped copy). Anything else is returned as it was, for the key parser's own message.
+ * Public key (or signature) text as a lax reader takes it (RFC 7468, sections 2 and 3: parsers SHOULD
+ * ignore whitespace and MUST handle different newline conventions, and no line break is required
+ * after the BEGIN line): a PEM block whose base64 is indented, joined on one line, split by spaces or
+ * by other newlines is re-wrapped in the strict form OpenSSL reads; base64 of a raw key or of a
+ * signature loses its whitespace (a line-wrapped copy). Anything else is returned as it was, for the
+ * key parser's own message.
  */
 function canonicalKeyText(input: string): string {
   const text = input.trim();

@@ -47,6 +47,26 @@ export interface Charge {
   poolCounts?: PoolCounts;
   /** Gives the call back (free slot or credit, and the count). Idempotent. */
   refund(): Promise<void>;
+  /**
+   * What a refund of this charge needs, as plain JSON, for work that outlives the request (an async
+   * parse kept in a queue): `Metering.refundReceipt` gives the call back from it later, on any
+   * instance. Charges decided under the lock have one; a call answered from a credit lease (whose
+   * share lives in this instance's memory until it is settled) and an uncounted charge have none.
+   */
+  receipt?: ChargeReceipt;
+}
+
+/** A charge's refund, kept outside the process that charged (see `Charge.receipt`). */
+export interface ChargeReceipt {
+  charge_id: string;
+  agent_id: string;
+  pool: Pool;
+  /** The UTC day the call was counted on. */
+  day: string;
+  free: boolean;
+  cost_units: Units;
+  /** The charge's spend rows (a paid charge). */
+  spend_entries: string[];
 }
 
 export interface PoolCounts { callsThisMonth: number; freeUsedInWindow: number }
@@ -78,6 +98,14 @@ export interface Metering {
    */
   check(agentId: string, action: MeteredAction, opts?: ChargeOptions): Promise<void>;
   refund(charge: Charge): Promise<void>;
+  /**
+   * Gives back the call of a `Charge.receipt` inside the caller's transaction (the account locked for
+   * the rest of it). The credit comes back at most once (refund rows are keyed by the spend rows); the
+   * count and a free slot do not know whether they were given back already, so the caller makes the
+   * refund part of a state change of its own in the same transaction that can happen only once (a
+   * parse moving to failed).
+   */
+  refundReceipt(trx: Transaction<Database>, receipt: ChargeReceipt): Promise<void>;
   usage(agentId: string, opts?: ChargeOptions): Promise<UsageSnapshot>;
   /**
    * Writes the paid calls this instance answered from credit leases (leases.ts) and has not written

@@ -29,11 +29,11 @@ import { bumpDaily, freeUsed, releaseFreeSlot } from './meter-store';
 import { ACTION_POOL, ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS, limitCode, monthlyBrowseLeft, monthlyQuota, type MeteredAction, type Pool } from './pricing';
 import { emptyAccount, type LockedAccount } from './store';
 import { utcDay, utcMonthStartDay } from '../../lib/utc';
-import type { Charge, ChargeOptions, LowBalance, Metering, MeteringDeps, UsageSnapshot } from './metering-contract';
+import type { Charge, ChargeOptions, ChargeReceipt, LowBalance, Metering, MeteringDeps, UsageSnapshot } from './metering-contract';
 
 export type { MeteredAction } from './pricing';
 export type {
-  AgentTierPort, Charge, ChargeOptions, ChargeWithin, CommonsStatsPort, LowBalance, Metering, MeteringDeps, PoolCounts, UsageSnapshot,
+  AgentTierPort, Charge, ChargeOptions, ChargeReceipt, ChargeWithin, CommonsStatsPort, LowBalance, Metering, MeteringDeps, PoolCounts, UsageSnapshot,
 } from './metering-contract';
 
 interface Job {
@@ -358,6 +358,13 @@ export function createMetering(deps: MeteringDeps): Metering {
     return opts?.tier ?? (await deps.agents.tierOf(agentId)) ?? 'free';
   }
 
+  /** Gives one call back under the account lock `trx` holds: its free slot or its credit, and its count. */
+  async function giveBack(trx: Transaction<Database>, r: ChargeReceipt) {
+    if (r.free && r.pool !== 'parse') await releaseFreeSlot(trx, r.agent_id, r.pool, r.charge_id);
+    if (r.cost_units > 0) await refundCharge(trx, r.agent_id, r.charge_id, r.spend_entries, clock.now());
+    await bumpDaily(trx, r.agent_id, r.pool, r.day, -1);
+  }
+
   const metering: Metering = {
     async charge(agentId, action, opts) {
       if (!(action in ACTION_POOL)) throw new Error(`unknown metered action ${action}`);
@@ -380,17 +387,18 @@ export function createMetering(deps: MeteringDeps): Metering {
       if (job.lease) leases!.activate(job.lease);
       const commons = await commonsRead;
       let refunded = false;
+      const receipt: ChargeReceipt = {
+        charge_id: d.charge.chargeId, agent_id: agentId, pool: d.charge.pool, day: d.day, free: d.charge.free,
+        cost_units: d.charge.costUnits, spend_entries: d.spendEntries,
+      };
       const charge: Charge = {
         ...d.charge,
         usage: Object.assign(d.usage, commons),
+        receipt,
         refund: async () => {
           if (refunded) return;
           refunded = true;
-          await store.withLocks([agentId], clock.now(), async (trx) => {
-            if (d.charge.free && d.charge.pool !== 'parse') await releaseFreeSlot(trx, agentId, d.charge.pool, d.charge.chargeId);
-            if (d.charge.costUnits > 0) await refundCharge(trx, agentId, d.charge.chargeId, d.spendEntries, clock.now());
-            await bumpDaily(trx, agentId, d.charge.pool, d.day, -1);
-          });
+          await store.withLocks([agentId], clock.now(), (trx) => giveBack(trx, receipt));
         },
       };
       return charge;
@@ -438,6 +446,10 @@ export function createMetering(deps: MeteringDeps): Metering {
       });
     },
     refund: (charge) => charge.refund(),
+    async refundReceipt(trx, receipt) {
+      await m.lock(trx, receipt.agent_id, clock.now());
+      await giveBack(trx, receipt);
+    },
     async settle(agentId) {
       await leases?.settle(agentId);
     },

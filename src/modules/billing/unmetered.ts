@@ -114,6 +114,8 @@ export function createUnmetered(deps: UnmeteredDeps): Metering {
       };
     },
     refund: async () => {},
+    // Uncounted charges carry no receipt: nothing to give back.
+    refundReceipt: async () => {},
     // Nothing is charged, so nothing is leased.
     settle: async () => {},
     close: async () => {},

@@ -41,7 +41,7 @@ export const VerifyBody = Type.Object({
   challenge_id: Type.String({ maxLength: 64 }),
   // No upper bound here (the body limit is one): a string longer than any signature is an invalid
   // signature (401), not a missing one.
-  signature: Type.String({ minLength: 1, description: 'base64 of the raw 64-byte Ed25519 signature over sign_payload' }),
+  signature: Type.String({ minLength: 1, description: 'base64 (standard or url-safe; whitespace such as line wrapping ignored) of the raw 64-byte Ed25519 signature over sign_payload' }),
 });
 
 export const ChallengeValidationCodes = {

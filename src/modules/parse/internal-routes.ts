@@ -27,12 +27,14 @@ export const internalQueueRoutes = (deps: { queue: JobQueue; secret?: string; cl
     const header = request.headers[PUSH_SIGNATURE_HEADER];
     const problem = verifyPushMessage(deps.secret, raw, typeof header === 'string' ? header : undefined, deps.clock.now());
     if (problem) throw new ApiError(401, 'QUEUE_SIGNATURE_INVALID', `Queue message signature ${problem}`);
-    let parseId: unknown;
+    let message: unknown;
     try {
-      parseId = (JSON.parse(raw) as { parse_id?: unknown }).parse_id;
+      message = JSON.parse(raw);
     } catch {
       throw new ApiError(400, 'INVALID_JSON', 'Request body is not valid JSON');
     }
+    // Valid JSON of the wrong shape (null, an array, a number...) is a validation failure, not bad JSON.
+    const parseId = (message as { parse_id?: unknown } | null)?.parse_id;
     if (typeof parseId !== 'string' || parseId.length > 64) throw new ApiError(422, 'VALIDATION_FAILED', 'parse_id is required', { field: 'body.parse_id' });
     const r = await deps.queue.runByKey(parseJobKey(parseId));
     if (r.outcome === 'missing') throw new ApiError(404, 'PARSE_JOB_NOT_FOUND', `No queued parse ${parseId}`);

@@ -12,7 +12,7 @@ import type { GuardedClient } from '../../infra/web';
 import type { DocumentParser } from '../../infra/parsers';
 import { callbackBody, sendCallback, signCallback } from './callbacks';
 import { parseBlob } from './executor';
-import type { BlobsPort } from './ports';
+import type { BlobsPort, ParseMeter } from './ports';
 import type { ParseService } from './service';
 import type { ParseStore } from './store';
 
@@ -27,6 +27,8 @@ export interface JobDeps {
   clock: Clock;
   baseUrl: string;
   callbackTimeoutMs: number;
+  /** Billing's metering (absent: nothing was charged). */
+  meter?: Pick<ParseMeter, 'refundReceipt'>;
 }
 
 export function parseJobHandler(deps: JobDeps): JobHandler<Payload> {
@@ -54,8 +56,15 @@ export function parseJobHandler(deps: JobDeps): JobHandler<Payload> {
       }
       await deps.service.recordComplete({ ...row, status: 'running' }, outcome.json, outcome, clock.now());
     },
+    // Failed on our side after every attempt: the parse op is given back in the same transaction that
+    // marks the parse failed, so only the instance whose move succeeds refunds, and only once.
     async onDead(job, error) {
-      await store.fail(job.payload.parse_id, { code: 'PARSE_FAILED', reason: 'internal', message: `The parse could not run: ${error}` }, clock.now());
+      const parseId = job.payload.parse_id;
+      await store.db.transaction().execute(async (trx) => {
+        const row = await store.byId(parseId, trx);
+        const failed = await store.fail(parseId, { code: 'PARSE_FAILED', reason: 'internal', message: `The parse could not run: ${error}` }, clock.now(), trx);
+        if (failed && row?.charge_receipt && deps.meter) await deps.meter.refundReceipt(trx, JSON.parse(row.charge_receipt) as object);
+      });
     },
   };
 }

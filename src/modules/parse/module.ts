@@ -78,7 +78,7 @@ export function createParseModule(deps: ParseModuleDeps) {
       callbackMaxAttempts: b.callbackMaxAttempts,
     },
   });
-  const jobDeps = { store, blobs: deps.blobs, parser, service, client, clock, baseUrl, callbackTimeoutMs: b.callbackTimeoutMs };
+  const jobDeps = { store, blobs: deps.blobs, parser, service, client, clock, baseUrl, callbackTimeoutMs: b.callbackTimeoutMs, meter: deps.meter };
   queue.register(PARSE_QUEUE, parseJobHandler(jobDeps));
   queue.register(CALLBACK_QUEUE, { ...callbackJobHandler(jobDeps), retry: { baseMs: b.callbackRetryBaseSeconds * 1000, maxMs: 6 * HOUR } });
   deps.blobs.onDeleted((agentId, blobId) => dropChunks(store, indexer, agentId, blobId));

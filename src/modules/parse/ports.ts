@@ -1,4 +1,6 @@
 /** Narrow ports of the parse module, wired by app.ts. */
+import type { Transaction } from 'kysely';
+import type { Database } from '../../infra/db/schema';
 import type { TierDefinition } from '../../lib/tiers';
 
 /** The blobs module, as parse needs it: the agent's active blob (404 BLOB_NOT_FOUND otherwise) and its bytes as a local file. */
@@ -15,7 +17,11 @@ export interface ParseMeter {
     tier: string;
     poolCounts?: { callsThisMonth: number; freeUsedInWindow: number };
     refund(): Promise<void>;
+    /** What a later refund needs (plain JSON, opaque here): kept with an async parse. */
+    receipt?: object;
   }>;
+  /** Gives back the call of a kept receipt inside `trx` (the parse's own move to failed, so once). */
+  refundReceipt(trx: Transaction<Database>, receipt: object): Promise<void>;
 }
 
 /** The tier whose parse rate applies. */

@@ -153,6 +153,8 @@ export function createParseService(deps: ParseServiceDeps) {
         parse_id: randomUUID(), agent_id: caller.agentId, blob_id: blobId, sha256: blob.sha256, content_type: blob.content_type,
         mode: opts.async ? 'async' : 'sync', status: 'queued', callback_url: callbackUrl, result: null, error_code: null,
         error_reason: null, error_message: null, callback_body: null, callback_signature: null,
+        // Async: the charge outlives this request, so what its refund needs is kept with the parse (jobs.ts, onDead).
+        charge_receipt: opts.async && charge?.receipt ? JSON.stringify(charge.receipt) : null,
         created_at: now, started_at: null, completed_at: null, updated_at: now,
       };
       if (opts.async) {

@@ -29,8 +29,8 @@ export function createParseStore(db: Kysely<Database>) {
     },
 
     /** Unscoped read by id: only for the queue handlers, which act for the job's own agent. */
-    async byId(parseId: string): Promise<ParseRow | undefined> {
-      return db.selectFrom('parse_jobs').selectAll().where('parse_id', '=', parseId).executeTakeFirst();
+    async byId(parseId: string, q: Q = db): Promise<ParseRow | undefined> {
+      return q.selectFrom('parse_jobs').selectAll().where('parse_id', '=', parseId).executeTakeFirst();
     },
 
     async markRunning(parseId: string, now: number): Promise<boolean> {

@@ -55,6 +55,8 @@ export interface ParseJobsTable {
   /** Exact bytes and signature header of the latest signed callback (replay re-sends them). */
   callback_body: string | null;
   callback_signature: string | null;
+  /** An async parse's charge (billing's ChargeReceipt as JSON), given back if the parse dead-letters. */
+  charge_receipt: string | null;
   created_at: number;
   started_at: number | null;
   completed_at: number | null;
