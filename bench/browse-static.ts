@@ -17,6 +17,10 @@
  * svc's work (auth, URL policy, robots.txt, metering, log). If that alone is over the target, no
  * change inside svc can meet it.
  *
+ * svc's own time, also in the same rounds: from the moment svc's HTTP server hands it the request to
+ * the last byte of its answer written (a `request` listener and the response's `finish`; no change
+ * to svc), i.e. svc's time without the client's side of the HTTP exchange; the relay's likewise.
+ *
  * Steady state, not a cold start: WARM rounds (default 300) of both paths run before the ROUNDS
  * (default 200) that are timed. With only a few warm-up calls the timed rounds measured V8 still
  * compiling svc's longer path and SQLite's WAL file still growing (a commit that extends the file
@@ -25,6 +29,7 @@
  * keeps its size after a checkpoint and later commits overwrite it.
  */
 import Fastify from 'fastify';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fetch as undiciFetch, request as undiciRequest } from 'undici';
@@ -83,7 +88,24 @@ relay.post('/relay', async (request) => {
   return { status: 'success', url, http_status: res.status, title: page.title, text: page.text };
 });
 const relayUrl = `${await relay.listen({ host: '127.0.0.1', port: 0 })}/relay`;
+const svcServerMs = serverTimes(svc.svc.app.server, '/v1/browse');
+const relayServerMs = serverTimes(relay.server, '/relay');
 
+/**
+ * svc's own time for each request to `path` on `server`: from the moment the HTTP server hands svc the
+ * request (its headers parsed) to the moment the last byte of the answer is handed to the socket. What
+ * it leaves out is the client's side of the extra HTTP hop (building the request, reading and parsing
+ * the answer) and loopback transit. Sequential calls, so the last value is the call just made.
+ */
+function serverTimes(server: Server, path: string): number[] {
+  const xs: number[] = [];
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.url !== path) return;
+    const s = performance.now();
+    res.once('finish', () => xs.push(performance.now() - s));
+  });
+  return xs;
+}
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 try {
   const { apiKey, agentId } = await registerAgent(svc.url);
@@ -127,13 +149,18 @@ try {
   const walPath = `${svc.svc.database.sqlite!.name}-wal`;
   await rounds(WARM);
   const walBytes = statSync(walPath).size;
+  svcServerMs.length = 0;
+  relayServerMs.length = 0;
   const t = await rounds(ROUNDS);
+  if (svcServerMs.length !== ROUNDS || relayServerMs.length !== ROUNDS) throw new Error('server-side timings missing');
   const ms = { svc: median(t.svc), direct: median(t.direct), relay: median(t.relay) };
+  const server = { svc: median(svcServerMs), relay: median(relayServerMs) };
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   console.log(`static browse, client ${CLIENT}, ${ROUNDS} rounds after ${WARM} warm-up rounds (WAL file ${(walBytes / 1024).toFixed(0)} KiB) over ${pages.length} pages (${pages.map((p) => `${p.file} ${(p.body.length / 1024).toFixed(0)} KiB`).join(', ')})`);
   console.log(`  direct fetch + extraction: median ${ms.direct.toFixed(1)} ms, mean ${(sum(t.direct) / ROUNDS).toFixed(1)} ms`);
   console.log(`  svc POST /v1/browse:       median ${ms.svc.toFixed(1)} ms, mean ${(sum(t.svc) / ROUNDS).toFixed(1)} ms`);
   console.log(`  ratio (median) ${(ms.svc / ms.direct).toFixed(2)}x, ratio (mean) ${(sum(t.svc) / sum(t.direct)).toFixed(2)}x`);
+  console.log(`  svc's own time (request handed to svc → last byte of the answer written; no client side of the hop): median ${server.svc.toFixed(1)} ms, ratio ${(server.svc / ms.direct).toFixed(2)}x (the relay's own ${server.relay.toFixed(1)} ms, ${(server.relay / ms.direct).toFixed(2)}x)`);
   console.log(`  ceiling: bare relay route (fetch + extraction behind one HTTP hop): median ${ms.relay.toFixed(1)} ms, ratio ${(ms.relay / ms.direct).toFixed(2)}x; svc ÷ relay ${(ms.svc / ms.relay).toFixed(2)}x`);
 } finally {
   await extractor.close();
