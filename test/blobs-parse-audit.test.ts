@@ -110,6 +110,8 @@ describe('a parse asked for before its blob was deleted and the same bytes uploa
     expect(await store.byId(qGone.body.parse_id)).toMatchObject({ status: 'failed', error_reason: 'blob_deleted' });
     const s = await w.request('GET', `/v1/blobs/${live}/parse/${qLive.body.parse_id}`, { token: a.token });
     expect([s.status, s.body.status]).toEqual([200, 'complete']);
+    // The parse that never ran is not counted (it was given back when it failed); the one that ran is.
+    expect((await w.request('GET', '/v1/billing', { token: a.token })).body.parse_ops_this_month).toBe(1);
   });
 });
 

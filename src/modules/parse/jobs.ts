@@ -33,11 +33,22 @@ export interface JobDeps {
 
 export function parseJobHandler(deps: JobDeps): JobHandler<Payload> {
   const { store, clock } = deps;
+  /**
+   * Marks the parse failed and gives its parse op back (the charge's receipt, kept with the parse) in
+   * one transaction: only the move that succeeds refunds, so once, whichever instance runs it.
+   */
+  const failRefunded = (parseId: string, failure: { code: string; reason: string; message: string }) =>
+    store.db.transaction().execute(async (trx) => {
+      const row = await store.byId(parseId, trx);
+      const failed = await store.fail(parseId, failure, clock.now(), trx);
+      if (failed && row?.charge_receipt && deps.meter) await deps.meter.refundReceipt(trx, JSON.parse(row.charge_receipt) as object);
+    });
   return {
     async run(job) {
       const row = await store.byId(job.payload.parse_id);
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return;
-      const deleted = () => store.fail(row.parse_id, { code: 'PARSE_FAILED', reason: 'blob_deleted', message: 'The blob was deleted before the parse ran' }, clock.now());
+      // The agent deleted the blob before the parse ran: nothing was parsed, so nothing is counted.
+      const deleted = () => failRefunded(row.parse_id, { code: 'PARSE_FAILED', reason: 'blob_deleted', message: 'The blob was deleted before the parse ran' });
       let blob;
       try {
         blob = await deps.blobs.find(row.agent_id, row.blob_id);
@@ -56,15 +67,9 @@ export function parseJobHandler(deps: JobDeps): JobHandler<Payload> {
       }
       await deps.service.recordComplete({ ...row, status: 'running' }, outcome.json, outcome, clock.now());
     },
-    // Failed on our side after every attempt: the parse op is given back in the same transaction that
-    // marks the parse failed, so only the instance whose move succeeds refunds, and only once.
+    // Failed on our side after every attempt: not the agent's to pay for.
     async onDead(job, error) {
-      const parseId = job.payload.parse_id;
-      await store.db.transaction().execute(async (trx) => {
-        const row = await store.byId(parseId, trx);
-        const failed = await store.fail(parseId, { code: 'PARSE_FAILED', reason: 'internal', message: `The parse could not run: ${error}` }, clock.now(), trx);
-        if (failed && row?.charge_receipt && deps.meter) await deps.meter.refundReceipt(trx, JSON.parse(row.charge_receipt) as object);
-      });
+      await failRefunded(job.payload.parse_id, { code: 'PARSE_FAILED', reason: 'internal', message: `The parse could not run: ${error}` });
     },
   };
 }

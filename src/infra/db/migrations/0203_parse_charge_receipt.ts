@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 
 /**
  * The charge of an async parse, kept with the parse (billing's `ChargeReceipt` as JSON): a parse that
- * dead-letters (failed, reason internal) gives its parse op back from it in the transaction that
- * marks it failed, on whichever instance runs the queue. Null for sync parses (refunded in the
+ * dead-letters (failed, reason internal) or whose blob was deleted before it ran gives its parse op
+ * back from it in the transaction that marks it failed, on whichever instance runs the queue. Null for sync parses (refunded in the
  * request) and for parses of hosts without metering.
  */
 export async function up(db: Kysely<any>): Promise<void> {
