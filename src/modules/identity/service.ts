@@ -179,6 +179,9 @@ export function createIdentityService(deps: IdentityDeps) {
       // Keyed by the token itself (it is in this request's memory anyway): a hit costs no hashing.
       const hit = authCache.get(token, now);
       if (hit) return hit.expiresAt !== null && hit.expiresAt <= now ? undefined : hit.ctx;
+      // A revocation or tier change that clears the cache while this lookup is out must not see the
+      // row read before it cached afterwards: the answer is cached only if no clear came between.
+      const generation = authCache.generation();
       const row = await store.lookupKey(sha256hex(token));
       if (!row || row.status !== 'active') return undefined;
       if (row.expires_at !== null && row.expires_at <= now) return undefined;
@@ -190,7 +193,7 @@ export function createIdentityService(deps: IdentityDeps) {
         tier: row.tier,
         createdAt: row.agent_created_at,
       };
-      authCache.set(token, { ctx, expiresAt: row.expires_at }, now);
+      authCache.set(token, { ctx, expiresAt: row.expires_at }, now, generation);
       return ctx;
     },
 
@@ -381,7 +384,10 @@ export type IdentityService = ReturnType<typeof createIdentityService>;
  */
 function createAuthCache(ttlMs: number, max = 10_000) {
   const entries = new Map<string, { value: { ctx: AuthContext; expiresAt: number | null }; until: number }>();
+  /** Counts clears: a lookup started before one must not fill the cache after it. */
+  let cleared = 0;
   return {
+    generation: () => cleared,
     get(token: string, now: number) {
       if (ttlMs <= 0) return undefined;
       const e = entries.get(token);
@@ -392,13 +398,15 @@ function createAuthCache(ttlMs: number, max = 10_000) {
       }
       return e.value;
     },
-    set(token: string, value: { ctx: AuthContext; expiresAt: number | null }, now: number) {
-      if (ttlMs <= 0) return;
+    /** Caches a lookup that began at `generation`; nothing if the cache was cleared since. */
+    set(token: string, value: { ctx: AuthContext; expiresAt: number | null }, now: number, generation: number) {
+      if (ttlMs <= 0 || generation !== cleared) return;
       if (entries.size >= max) entries.delete(entries.keys().next().value as string);
       entries.set(token, { value, until: now + ttlMs });
     },
     clear() {
       entries.clear();
+      cleared++;
     },
   };
 }
