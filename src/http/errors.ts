@@ -148,9 +148,22 @@ function badUrlFailure(request: FastifyRequest): ApiError {
 }
 
 /** The app's error handler: ApiError, schema failures and Fastify's 4xx in the API format; anything else 500, logged. */
+/**
+ * An adapter's error that names how the API answers it (`publicStatus`, with its `code`): a
+ * dependency of svc's that is down rather than a fault of svc's own, e.g. the blob store unreachable
+ * (503 BLOB_STORE_UNAVAILABLE). Its own message stays in the log: it may name endpoints or buckets.
+ */
+interface PublicFailure { publicStatus: number; publicMessage: string; code: string }
+const isPublicFailure = (err: unknown): err is PublicFailure =>
+  typeof (err as PublicFailure | null)?.publicStatus === 'number' && typeof (err as PublicFailure).code === 'string';
+
 export function handleError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (err instanceof ApiError) return sendApiError(reply, err);
   if (err.validation) return sendApiError(reply, validationFailure(err, request));
+  if (isPublicFailure(err)) {
+    request.log.error({ err }, 'a dependency failed');
+    return sendApiError(reply, new ApiError(err.publicStatus, err.code, err.publicMessage, { request_id: request.id }));
+  }
   const mapped = frameworkFailure(err);
   // A route whose body is mostly one bounded field answers an oversized body with that field's code.
   const tooLarge = (request.routeOptions?.config as { bodyTooLarge?: ValidationCode } | undefined)?.bodyTooLarge;

@@ -72,6 +72,9 @@ export class InvalidBlobKeyError extends BlobStoreError {
 
 /** The backend is misconfigured or unreachable (bad bucket, credentials, disk). */
 export class BlobStoreUnavailableError extends BlobStoreError {
+  /** How a route answers it (http/errors.ts): 503, with a message that names no endpoint or bucket. */
+  readonly publicStatus = 503;
+  readonly publicMessage = 'The blob store cannot be reached right now; try again shortly';
   constructor(message: string, options?: ErrorOptions) {
     super('BLOB_STORE_UNAVAILABLE', message, options);
   }

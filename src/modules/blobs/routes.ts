@@ -61,7 +61,7 @@ const uploadRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => async (
       tags: ['blobs'],
       consumes: ['multipart/form-data', 'application/octet-stream', '*/*'],
     } as Record<string, unknown>,
-    config: { auth: 'key', success: [201, 200], errors: { 400: ['BLOB_MULTIPART_INVALID'], 413: ['BLOB_TOO_LARGE', 'BLOB_STORAGE_LIMIT'], 422: ['BLOB_FILE_REQUIRED', 'BLOB_CONTENT_TYPE_INVALID'] } },
+    config: { auth: 'key', success: [201, 200], errors: { 400: ['BLOB_MULTIPART_INVALID'], 413: ['BLOB_TOO_LARGE', 'BLOB_STORAGE_LIMIT'], 422: ['BLOB_FILE_REQUIRED', 'BLOB_CONTENT_TYPE_INVALID'], 503: ['BLOB_STORE_UNAVAILABLE'] } },
   }, async (request, reply) => {
     const who = caller(request);
     const declared = Number(request.headers['content-length']);
@@ -126,7 +126,7 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
     url: '/v1/blobs/:blob_id',
     exposeHeadRoute: false,
     schema: { params: BlobParams, summary: 'Download a blob (HTTP Range: one range → 206, several → multipart/byteranges)', tags: ['blobs'] },
-    config: { auth: 'key', errors: { 404: ['BLOB_NOT_FOUND'], 416: ['RANGE_NOT_SATISFIABLE'] }, validationCodes: BlobIdCodes },
+    config: { auth: 'key', errors: { 404: ['BLOB_NOT_FOUND'], 416: ['RANGE_NOT_SATISFIABLE'], 503: ['BLOB_STORE_UNAVAILABLE'] }, validationCodes: BlobIdCodes },
     handler: async (request, reply) => send(reply, await blobs.download(caller(request).agentId, request.params.blob_id, downloadHeaders(request))),
   });
 
@@ -152,7 +152,7 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
       params: BlobParams, querystring: DownloadQuery, tags: ['blobs'],
       summary: 'Download through a signed URL (agent_id, expires, signature from .../signed-url), or with the key',
     },
-    config: { auth: 'optional', errors: { 403: ['SIGNED_URL_INVALID', 'SIGNED_URL_EXPIRED'], 404: ['BLOB_NOT_FOUND'] }, validationCodes: BlobIdCodes },
+    config: { auth: 'optional', errors: { 403: ['SIGNED_URL_INVALID', 'SIGNED_URL_EXPIRED'], 404: ['BLOB_NOT_FOUND'], 503: ['BLOB_STORE_UNAVAILABLE'] }, validationCodes: BlobIdCodes },
     handler: async (request, reply) => {
       const { agent_id, expires, signature } = request.query;
       const { blob_id } = request.params;

@@ -27,7 +27,7 @@ export const parseRoutes = (deps: ParseRouteDeps): FastifyPluginAsyncTypebox => 
       params: BlobParams, querystring: ParseQuery, body: ParseBody, tags: ['parse'],
       summary: 'Parse a PDF, DOCX, CSV or XLSX blob: synchronously (200 with the result), or with ?async=true (202 queued, optional signed callback)',
     },
-    config: { auth: 'key', success: [200, 202], errors: { 402: ['INSUFFICIENT_CREDITS'], 404: ['BLOB_NOT_FOUND'], 413: ['PARSE_TOO_LARGE_SYNC'], 415: ['PARSE_UNSUPPORTED_TYPE'], 422: ['CALLBACK_URL_INVALID'], 429: ['PARSE_RATE_LIMIT', 'PARSE_QUOTA_EXCEEDED'], 503: ['PARSE_ASYNC_DISABLED'] }, validationCodes: ParamCodes },
+    config: { auth: 'key', success: [200, 202], errors: { 402: ['INSUFFICIENT_CREDITS'], 404: ['BLOB_NOT_FOUND'], 413: ['PARSE_TOO_LARGE_SYNC'], 415: ['PARSE_UNSUPPORTED_TYPE'], 422: ['CALLBACK_URL_INVALID'], 429: ['PARSE_RATE_LIMIT', 'PARSE_QUOTA_EXCEEDED'], 503: ['PARSE_ASYNC_DISABLED', 'BLOB_STORE_UNAVAILABLE'] }, validationCodes: ParamCodes },
   }, async (request, reply) => {
     const body = request.body ?? {};
     const r = await parse.parse(caller(request), request.params.blob_id, { async: request.query.async ?? false, callbackUrl: body.callback_url });
