@@ -13,6 +13,67 @@ pg.types.setTypeParser(20, (v) => Number(v));
 // numeric as number too (sums of integer columns come back as numeric).
 pg.types.setTypeParser(1700, (v) => Number(v));
 
+/**
+ * The PostgreSQL server could not be reached for a connection (down, restarting, refusing, out of
+ * connection slots): routes answer 503 DATABASE_UNAVAILABLE (http/errors.ts, `publicStatus`), the
+ * driver's message stays in the log.
+ */
+export class DatabaseUnavailableError extends Error {
+  readonly code = 'DATABASE_UNAVAILABLE';
+  readonly publicStatus = 503;
+  readonly publicMessage = 'The database cannot be reached right now; try again shortly';
+  constructor(cause: unknown) {
+    super(`database connection failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+/** Whether a driver error means the server cannot be reached (rather than a statement refused). */
+function isConnectionLoss(e: unknown): boolean {
+  const err = e as { code?: unknown; message?: unknown } | null;
+  const code = typeof err?.code === 'string' ? err.code : '';
+  const message = typeof err?.message === 'string' ? err.message : '';
+  return code.startsWith('08') // SQLSTATE class 08: connection exception
+    || ['57P01', '57P02', '57P03', '53300'].includes(code) // shut down, crashed, starting up, too many connections
+    || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)
+    || /^Connection terminated|connection error and is not queryable|not queryable/i.test(message);
+}
+
+/**
+ * The pool as Kysely takes it, with every way to lose the server (no connection to be had, a
+ * connection cut under a statement) turned into DatabaseUnavailableError; any other error (a
+ * constraint, a bad statement) passes as it is.
+ */
+function unavailableAware(pool: pg.Pool) {
+  const wrapped = new WeakMap<pg.PoolClient, { query: pg.PoolClient['query']; release: () => void }>();
+  const lost = (e: unknown) => (isConnectionLoss(e) ? new DatabaseUnavailableError(e) : e);
+  return {
+    async connect() {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (e) {
+        throw new DatabaseUnavailableError(e);
+      }
+      let w = wrapped.get(client);
+      if (!w) {
+        const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+        w = {
+          // A cursor (a streamed query) is returned as it is; a statement's promise has its error mapped.
+          query: ((...args: unknown[]) => {
+            const r = query(...args);
+            return r instanceof Promise ? r.catch((e: unknown) => { throw lost(e); }) : r;
+          }) as pg.PoolClient['query'],
+          release: () => client.release(),
+        };
+        wrapped.set(client, w);
+      }
+      return w;
+    },
+    end: () => pool.end(),
+  };
+}
+
 export interface DatabaseHandle {
   db: Kysely<Database>;
   engine: Engine;
@@ -36,9 +97,13 @@ export interface DatabaseOptions {
 export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolMax });
-    // An idle client losing its connection must not crash the process.
+    // A client losing its connection must not crash the process: idle ones report to the pool, and
+    // every client keeps a listener of its own, because the pool takes its listener off a client it
+    // hands out (a connection cut between two statements of a transaction emitted 'error' with no
+    // listener: an uncaught exception). The statement running, if any, fails with the error.
     pool.on('error', () => {});
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    pool.on('connect', (client) => client.on('error', () => {}));
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: unavailableAware(pool) }) });
     return { db, engine: 'postgres', pool, commits: createCommitSync(db), close: () => db.destroy() };
   }
   const dir = resolve(opts.dataDir);
