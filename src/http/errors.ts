@@ -147,7 +147,6 @@ function badUrlFailure(request: FastifyRequest): ApiError {
   return codedFailure(route.codes, 'params', param.slice(1), 'malformed percent-encoding', { detailFirst: true });
 }
 
-/** The app's error handler: ApiError, schema failures and Fastify's 4xx in the API format; anything else 500, logged. */
 /**
  * An adapter's error that names how the API answers it (`publicStatus`, with its `code`): a
  * dependency of svc's that is down rather than a fault of svc's own, e.g. the blob store unreachable
@@ -157,6 +156,10 @@ interface PublicFailure { publicStatus: number; publicMessage: string; code: str
 const isPublicFailure = (err: unknown): err is PublicFailure =>
   typeof (err as PublicFailure | null)?.publicStatus === 'number' && typeof (err as PublicFailure).code === 'string';
 
+/**
+ * The app's error handler: ApiError, schema failures, an adapter's public failure and Fastify's 4xx
+ * in the API format; anything else 500, logged.
+ */
 export function handleError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (err instanceof ApiError) return sendApiError(reply, err);
   if (err.validation) return sendApiError(reply, validationFailure(err, request));
