@@ -36,7 +36,7 @@ function isConnectionLoss(e: unknown): boolean {
   return code.startsWith('08') // SQLSTATE class 08: connection exception
     || ['57P01', '57P02', '57P03', '53300'].includes(code) // shut down, crashed, starting up, too many connections
     || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)
-    || /^Connection terminated|connection error and is not queryable|not queryable/i.test(message);
+    || /^Connection terminated|not queryable/i.test(message);
 }
 
 /**
