@@ -1,17 +1,155 @@
 /**
- * `npm run bench -- <name>` runs one benchmark of this folder (`npm run bench` lists them).
+ * `npm run bench -- <name> [args]` runs one benchmark of this folder (`npm run bench` lists them).
  * Each prints its figure as a ratio against a baseline measured in the same run.
+ *
+ * `npm run bench -- all [name ...]` runs every benchmark (or the named ones) one after the other in
+ * a short mode (fewer rounds, smaller documents, fewer memories) and prints one markdown table:
+ * benchmark, what is compared, the figure, the target. Each benchmark's own output goes to stderr
+ * as it finishes, the table alone to stdout (`npm run bench -- all > figures.md`). The short mode's
+ * settings are environment variables and arguments per benchmark (SHORT below); a variable already
+ * set in the environment wins, so `ROUNDS=10 npm run bench -- all search-cached` runs it longer.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const dir = fileURLToPath(new URL('.', import.meta.url));
-const names = readdirSync(dir).filter((f) => f.endsWith('.ts') && !['run.ts', 'harness.ts'].includes(f)).map((f) => f.replace(/\.ts$/, ''));
-const [name, ...args] = process.argv.slice(2);
-if (!name || !names.includes(name)) {
-  process.stdout.write(`usage: npm run bench -- <name> [args]\nbenchmarks: ${names.join(', ')}\nfigures: bench/README.md\n`);
-  process.exit(name ? 1 : 0);
+const names = readdirSync(dir).filter((f) => f.endsWith('.ts') && !['run.ts', 'harness.ts', 'parse-fixtures.ts'].includes(f)).map((f) => f.replace(/\.ts$/, ''));
+
+interface Short {
+  /** What the figure compares (one line). */
+  compares: string;
+  target?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  /** The figure, read from the benchmark's output. */
+  figure(out: string): string;
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', `${dir}${name}.ts`, ...args], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
+
+/** The first capture of `re` in `out`, or `?` when the output has no such line. */
+const grab = (out: string, re: RegExp) => re.exec(out)?.[1] ?? '?';
+const grabAll = (out: string, re: RegExp) => [...out.matchAll(re)].map((m) => m[1]);
+
+const SHORT: Record<string, Short> = {
+  me: {
+    compares: 'authenticated `GET /v1/me` vs a bare Fastify route (req/s)',
+    target: '≥ 60 %',
+    figure: (o) => `${grab(o, /ratio ([\d.]+%)/)}`,
+  },
+  'memory-rw': {
+    compares: '`GET` / durable `PUT /v1/memory/{key}` vs a bare Fastify route (req/s)',
+    target: 'GET ≥ 50 %, PUT ≥ 30 %',
+    figure: (o) => { const [g, p] = grabAll(o, /ratio ([\d.]+%)/g); return `GET ${g ?? '?'}, PUT ${p ?? '?'}`; },
+  },
+  'memory-mixed': {
+    compares: '`GET /v1/me` (2 connections) while 8 connections `PUT` memory: reads not stalled by write flushes',
+    figure: (o) => `GET ${grab(o, /meanwhile: (\d+ req\/s)/)}, p99 ${grab(o, /meanwhile: .*?p99 ([\d.]+ ms)/)}; PUT ${grab(o, /PUT [^:]*: (\d+ req\/s)/)}`,
+  },
+  'memory-wal-frames': {
+    compares: 'SQLite WAL frames per memory `PUT`, metered vs unmetered (a count, not a speed)',
+    figure: (o) => `unmetered ${grab(o, /unmetered ([\d.]+)/)}, metered ${grab(o, /metered ([\d.]+) \(/)}`,
+  },
+  metering: {
+    compares: 'metered vs unmetered `PUT /v1/memory/{key}` (req/s, median of A/B pairs)',
+    target: '≥ 87 % (≤ 15 % added cost)',
+    env: { PAIRS: '4', SECONDS: '2' },
+    figure: (o) => grab(o, /median pair ratio ([\d.]+%)/),
+  },
+  'metering-charge': {
+    compares: 'billing\'s charge alone vs a bare insert+commit; CPU of a charge held by a write batch',
+    env: { N: '300', BATCHES: '600' },
+    figure: (o) => {
+      const seq = grabAll(o, /^\|[^|]+\|[^|]+\|[^|]+\| ([\d.]+) \|/gm).at(-1);
+      const held = grabAll(o, /^\|[^|]+\| [\d.]+ \| [\d.]+ \| ([\d.]+) \|$/gm).at(-1);
+      return `sequential ${seq ?? '?'}×; ${held ?? '?'} µs CPU per held charge`;
+    },
+  },
+  'search-cached': {
+    compares: 'cached paid `GET /v1/search` vs a bare Fastify route (req/s, median of rotated rounds)',
+    target: '≥ 40 %',
+    env: { ROUNDS: '3', SECONDS: '2' },
+    figure: (o) => grab(o, /median round ratio ([\d.]+%)/),
+  },
+  'browse-static': {
+    compares: '`POST /v1/browse` of a local 3–5 KiB page vs a direct fetch + the same extraction (time)',
+    target: '≤ 1.3×',
+    env: { ROUNDS: '60', WARM: '60' },
+    figure: (o) => `end to end ${grab(o, /ratio \(median\) ([\d.]+x)/)}, svc's own time ${grab(o, /svc's own time.*?ratio ([\d.]+x)/)}`,
+  },
+  'blob-io': {
+    compares: 'filesystem blob store vs a plain copy with fsync / a plain read (CPU and wall time)',
+    target: '≤ 2×',
+    args: ['--mb', '20', '--runs', '3'],
+    figure: (o) => `CPU: upload ${grab(o, /cpu ratio upload store \/ stream copy\+fsync: ([\d.]+)/)}×, read ${grab(o, /read store \/ plain: ([\d.]+)/)}×; ` +
+      `wall: upload ${grab(o, /^ratio upload store \/ stream copy\+fsync: ([\d.]+)/m)}×, read ${grab(o, /ratio read store \/ plain stream: +([\d.]+)/)}×`,
+  },
+  'blob-transfer': {
+    compares: 'blob upload / download over HTTP vs a file copy with fsync / a stream copy (time)',
+    target: '≤ 2×, flat memory',
+    args: ['--mb', '20', '--repeat', '3'],
+    figure: (o) => `upload ${grab(o, /\| upload [^|]*\|[^|]*\|[^|]*\| ([\d.]+×)/)}, download ${grab(o, /\| download [^|]*\|[^|]*\|[^|]*\| ([\d.]+×)/)}`,
+  },
+  parse: {
+    compares: 'the parser engine (in process, child process, thread) vs pdfjs / exceljs called directly (speed)',
+    args: ['--pages', '50', '--rows', '10000', '--repeat', '3'],
+    figure: (o) => { const [p, x] = grabAll(o, /parseDocument, process, warm .* ([\d.]+)$/gm); return `warm child process: PDF ${p ?? '?'}, XLSX ${x ?? '?'}`; },
+  },
+  'parse-service': {
+    compares: '`POST /v1/blobs/{id}/parse` vs pdfjs / exceljs called directly (pages/s, rows/s)',
+    target: '≥ 80 %',
+    args: ['--pages', '50', '--rows', '10000', '--repeat', '3'],
+    figure: (o) => { const [p, x] = grabAll(o, /\| (\d+ %) \|$/gm); return `PDF ${p ?? '?'}, XLSX ${x ?? '?'}`; },
+  },
+  extraction: {
+    compares: 'main-text extraction on the 20-page corpus vs Readability alone and the whole `<body>`',
+    figure: (o) => {
+      const all = grabAll(o, /pages with all main passages: +\d+\/\d+ \(([\d.]+%)\)/g);
+      const clean = grabAll(o, /pages free of listed noise: +\d+\/\d+ \(([\d.]+%)\)/g);
+      return `complete pages ${all[0] ?? '?'}; free of boilerplate ${clean[0] ?? '?'} (Readability ${clean[1] ?? '?'}, body ${clean[2] ?? '?'})`;
+    },
+  },
+  'memory-search': {
+    compares: 'semantic memory search: latency of the route and of the vector index; recall on the labelled set',
+    target: 'p95 < 30 ms full, < 10 ms index (at 10,000 memories)',
+    args: ['--memories', '1000', '--queries', '50'],
+    figure: (o) => `full p95 ${grab(o, /full search over \d+: .*?p95 ([\d.]+ ms)/)}, index p95 ${grab(o, /index only \([^)]*\) over \d+: .*?p95 ([\d.]+ ms)/)}, ` +
+      `recall@5 ${grab(o, /limit 5: .*?recall@5 ([\d.]+%)/)} (${grab(o, /stored (\d+) memories/)} memories)`,
+  },
+};
+
+const [name, ...args] = process.argv.slice(2);
+if (name === 'all') runAll(args.length ? args : Object.keys(SHORT));
+else if (!name || !names.includes(name)) {
+  process.stdout.write(`usage: npm run bench -- <name> [args]   one benchmark\n       npm run bench -- all [name ...]   all (or the named) in a short mode, as one table\n` +
+    `benchmarks: ${names.join(', ')}\nfigures: bench/README.md\n`);
+  process.exit(name ? 1 : 0);
+} else {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', `${dir}${name}.ts`, ...args], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}
+
+function runAll(which: string[]): never {
+  const unknown = which.filter((n) => !SHORT[n]);
+  if (unknown.length) {
+    process.stderr.write(`not in the short-mode set: ${unknown.join(', ')} (known: ${Object.keys(SHORT).join(', ')})\n`);
+    process.exit(1);
+  }
+  const rows: string[] = [];
+  let failed = 0;
+  for (const n of which) {
+    const s = SHORT[n];
+    const t0 = performance.now();
+    process.stderr.write(`\n### ${n} ${[...(s.args ?? []), ...Object.entries(s.env ?? {}).map(([k, v]) => `${k}=${process.env[k] ?? v}`)].join(' ')}\n`);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', `${dir}${n}.ts`, ...(s.args ?? [])], {
+      env: { ...s.env, ...process.env }, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 64 * 2 ** 20,
+    });
+    const out = r.stdout ?? '';
+    process.stderr.write(out);
+    process.stderr.write(`(${n}: ${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
+    const ok = r.status === 0;
+    if (!ok) failed++;
+    rows.push(`| \`${n}\` | ${s.compares} | ${ok ? s.figure(out) : `failed (exit ${r.status ?? r.signal})`} | ${s.target ?? '—'} |`);
+  }
+  process.stdout.write(['| benchmark | what is compared | figure | target |', '|---|---|---|---|', ...rows].join('\n') + '\n');
+  process.exit(failed ? 1 : 0);
+}
