@@ -55,7 +55,7 @@ const MB = 1024 * 1024;
 export const TIERS: Record<TierName, TierDefinition> = {
   free: {
     name: 'free', label: 'Free', metering: 'credits',
-    description: 'Rolling 30-day free floors (1,000 memory writes, 50 searches, 20 browses), pay per action with credits beyond them; at most 1,000 memory writes per UTC month (spec tier table).',
+    description: 'Rolling 30-day free floors (1,000 memory writes, 50 searches, 20 browses), pay per action with credits beyond them; at most 1,000 memory writes per UTC month.',
     searchPerMonth: null, browsePerMonth: null, memoryWritesPerMonth: 1000, memoryStorageBytes: 5 * MB, blobStorageBytes: 50 * MB,
     searchOverageUsdPerCall: null, feedbackPerMonth: 100, approvalEventsPerMonth: 1000, parseOpsPerMonth: 100, parsePerMinute: 5, minLifetimePurchaseUnits: null,
   },

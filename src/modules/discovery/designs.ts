@@ -1,6 +1,7 @@
 /**
- * svc's designs for items the specification marks "not shown", published in the OpenAPI
- * document (`x-svc-designs`) and on /docs. Each entry points at where the design lives, so the
+ * How svc behaves where its API contract leaves a detail open (a body or format it does not fix),
+ * published in the OpenAPI document (`x-svc-designs`; `spec_item` names the open detail) and on
+ * /docs under "How svc behaves where the API leaves details open". Each entry points at where the design lives, so the
  * list is an index, not a second definition: shapes are in the route schemas and responses.
  */
 export interface Design {

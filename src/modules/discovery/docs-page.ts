@@ -68,6 +68,6 @@ main{flex:1;padding:1em 2em;max-width:1000px}nav ul{padding-left:1em;list-style:
 <body><nav><b>${esc(doc.info?.title)} ${esc(doc.info?.version)}</b><p><a href="/openapi.json">openapi.json</a></p><ul>${toc}</ul></nav>
 <main><h1>${esc(doc.info?.title)} <small>${esc(doc.info?.version)}</small></h1><p>${esc(doc.info?.description)}</p>
 <h2>Errors</h2><p>${esc(doc.components?.schemas?.ApiError?.description)}</p>
-<h2>Designs for items the specification leaves open</h2><table><tr><th>Item</th><th>Design</th><th>See</th></tr>${designs}</table>
+<h2>How svc behaves where the API leaves details open</h2><table><tr><th>Item</th><th>Design</th><th>See</th></tr>${designs}</table>
 <h2>Operations</h2>${ops.map((o) => operation(o.method, o.path, o.op)).join('\n')}</main></body></html>`;
 }

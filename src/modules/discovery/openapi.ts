@@ -2,7 +2,7 @@
  * OpenAPI 3.1 from the route schemas (@fastify/swagger, registered before any module so it
  * sees every route). Added here, once, for every operation: the security requirement that
  * matches the route's auth mode, and the error responses it can give (shared ApiError schema;
- * each response lists its error codes). The spec's "not shown" items are documented as
+ * each response lists its error codes). Details the API contract leaves open are documented as
  * svc's designs in `x-svc-designs`.
  */
 import swagger from '@fastify/swagger';
