@@ -7,7 +7,7 @@
  *
  * The store does more than a copy (SHA-256 of every byte, fsync, rename, directory fsync), so the
  * upload ratio is the price of content addressing and durability. Runs are interleaved and the
- * median kept, since the machine is shared; CPU time is printed too, as it varies less with load.
+ * median kept, since a machine may be shared; CPU time is printed too, as it varies less with load.
  * Reads come from the page cache for both sides.
  *
  *   npx tsx bench/blob-io.ts [--mb 100] [--runs 7] [--dir <dir on the disk to test>]

@@ -7,9 +7,9 @@
  * with PAGES=medium one ~34 KiB article and with PAGES=large one ~154 KiB article (the wiki page's
  * paragraphs repeated, with its navigation and sidebars), closer to the size of real article pages.
  * Served on loopback. Every call in the bench uses the same HTTP client (undici's fetch, the npm
- * package svc depends on; CLIENT=request switches them all to undici.request): until the eleventh
- * session svc was called with Node's global fetch (its bundled, older undici), ~0.15 ms dearer per
- * call than the client of the direct path on that machine.
+ * package svc depends on; CLIENT=request switches them all to undici.request). Node's global fetch
+ * (its bundled, older undici) would cost ~0.15 ms more per call than the direct path's client, so
+ * it is not used for calls to svc.
  *
  * A ceiling, also in the same rounds: a bare Fastify route in this process that does only the
  * direct path's work (undici fetch of the page, the same extraction) and answers the text as JSON,
@@ -24,8 +24,8 @@
  * Steady state, not a cold start: WARM rounds (default 300) of both paths run before the ROUNDS
  * (default 200) that are timed. With only a few warm-up calls the timed rounds measured V8 still
  * compiling svc's longer path and SQLite's WAL file still growing (a commit that extends the file
- * makes fdatasync write its size too): on the ninth machine 1.68–1.77× with 3 warm-up calls against
- * 1.3× with 300, the same code (bench/README.md). A running svc is in the steady state: the WAL file
+ * makes fdatasync write its size too): 1.68–1.77× with 3 warm-up calls against 1.3× with 300, the
+ * same code. A running svc is in the steady state: the WAL file
  * keeps its size after a checkpoint and later commits overwrite it.
  */
 import Fastify from 'fastify';
@@ -44,8 +44,7 @@ import { registerAgent, startSvc } from './harness';
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
 /**
  * The HTTP client of every call in the bench (the direct path's page fetch, the relay's, and the calls
- * to svc and the relay): `fetch` (default, undici's WHATWG fetch, as recorded until the nineteenth
- * session) or `request` (undici.request, the lean client svc itself fetches pages with).
+ * to svc and the relay): `fetch` (default, undici's WHATWG fetch) or `request` (undici.request, the lean client svc itself fetches pages with).
  */
 const CLIENT = process.env.CLIENT === 'request' ? 'request' : 'fetch';
 async function call(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {

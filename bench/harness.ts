@@ -31,7 +31,7 @@ export async function drive(name: string, opts: autocannon.Options): Promise<Mea
   };
 }
 
-/** A bare Fastify route returning a small JSON object: the ceiling for a route on this machine. */
+/** A bare Fastify route returning a small JSON object: the ceiling for a route on the machine that runs the bench. */
 export async function startBaseline(): Promise<{ url: string; close(): Promise<void> }> {
   const app = Fastify({ logger: false });
   app.get('/bare', async () => ({ status: 'success', agent_id: '00000000-0000-4000-8000-000000000000', tier: 'free' }));
@@ -90,7 +90,7 @@ export function median(xs: number[]): number {
 
 /**
  * Runs every subject once per round, rotating the order each round (A B C, B C A, C A B, ...), and
- * returns each round's results in the subjects' own order. On these VMs the machine's speed drifts by
+ * returns each round's results in the subjects' own order. A small VM's speed drifts by
  * more than the effects measured over a minute, so a ratio is taken within each round (runs made
  * seconds apart, under the same conditions) and the median over the rounds is the figure.
  */

@@ -7,8 +7,7 @@
  * Then the charge as a metered memory write makes it: `chargeWithin` through the memory meter port,
  * five per transaction scope (a write batch at the metering bench's load), committed through
  * commit-sync without a flush, against the same empty transactions; CPU time per charge
- * (process.cpuUsage), which moves far less from run to run on these VMs than requests per second
- * (bench/README.md, "Billing").
+ * (process.cpuUsage), which moves far less from run to run on a shared VM than requests per second.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -6,10 +6,10 @@
  * cost (time) of a request, i.e. metered throughput ≥ 1/1.15 = 87.0 % of unmetered.
  *
  * PAIRS (default 8) back-to-back pairs of SECONDS (default 4) each at CONNECTIONS (default 10), the
- * order flipped every pair (A-B, B-A, ...; harness.ts `interleaved`): the machine's speed drifts by
- * more than the effect over a minute on these VMs, so each pair's ratio compares two runs made under
- * the same conditions, and the median of the pairs' ratios is the figure (the ratio of the averages is printed too). Until the twelfth session: three
- * A-B pairs of 8 s and the ratio of the averages, which moved ±5 points from run to run.
+ * order flipped every pair (A-B, B-A, ...; harness.ts `interleaved`): a small VM's speed drifts by
+ * more than the effect over a minute, so each pair's ratio compares two runs made under the same
+ * conditions, and the median of the pairs' ratios is the figure (the ratio of the averages is
+ * printed too; alone it moves ±5 points from run to run).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

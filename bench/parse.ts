@@ -39,7 +39,7 @@ async function main(pdfPath: string, xlsxPath: string) {
     await d.library();
     await extractDocument(job);
     await threads.parse({ path: d.path }, d.type, limits);
-    // Rounds interleave the variants so a load spike on this shared machine hits all of them alike.
+    // Rounds interleave the variants so a load spike on a shared machine hits all of them alike.
     const runs = { library: [] as number[], engine: [] as number[], warm: [] as number[], thread: [] as number[] };
     for (let i = 0; i < repeat; i++) {
       runs.library.push(await time(d.library));

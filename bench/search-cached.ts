@@ -5,19 +5,19 @@
  * floor is a real paid charge (ledger write) — the full path: auth, metering transaction, cache
  * hit, credibility scoring, usage object, `_svc` envelope.
  * It also prints billing's charge alone at 10 concurrent callers, for context.
- * Two baselines: the harness's bare route (a ~90-byte JSON object, the baseline every figure of this
- * bench in bench/README.md is measured against) and, for context, a bare route answering the very
+ * Two baselines: the harness's bare route (a ~90-byte JSON object, the baseline this bench's figure
+ * is measured against) and, for context, a bare route answering the very
  * search answer svc gives (~3.4 KB): what Fastify alone pays to serialise and send that much JSON.
  * A ceiling, also in the same run: the same svc route with billing's charge replaced by one made
  * beforehand (no lock, no decision, no ledger row, no commit; everything else of the route as is),
  * i.e. what the route would reach if metering cost nothing. If that ceiling is under the target, no
  * change to metering alone can meet it.
- * Since the sixteenth session paid searches past the first are answered from a credit lease (credit
- * held under the lock, calls written within ~0.1 s: docs/billing.md); `LEASES=off` measures the
- * charge per call as before.
+ * Paid searches past the first are answered from a credit lease (credit held under the lock, calls
+ * written within ~0.1 s: docs/billing.md); `LEASES=off` measures a charge decided and written per
+ * call.
  * ROUNDS (default 6) rounds of SECONDS (default 3) per path at CONNECTIONS (default 10), the order
  * rotated every round (harness.ts `interleaved`); the figure is the median of the rounds' ratios
- * (until the thirteenth session one 8 s run of each, which moved 32–41 % from run to run). The ratio
+ * (single 8 s runs of each moved 32–41 % from run to run). The ratio
  * depends on CONNECTIONS: requests that share a group commit share its transaction and WAL flush.
  */
 import Fastify from 'fastify';
