@@ -26,7 +26,12 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
   const meta = await readCoreProperties(zip);
   const { maxSourceRows, maxColumns } = budget.limits;
   const ExcelJS = load();
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(path, {
+  // exceljs' reader walks the ZIP's local headers in file order and needs the workbook, its
+  // relationships, styles and shared strings before any sheet: a sheet seen before workbook.xml
+  // failed ("reading 'sheets'"), one seen before the shared strings was spooled to a temp file. ZIP
+  // promises no order, so the reader gets the entries in the order it needs.
+  const input = zip.streamInOrder(['xl/_rels/workbook.xml.rels', 'xl/workbook.xml', 'xl/styles.xml', 'xl/sharedStrings.xml']);
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(input, {
     worksheets: 'emit',
     sharedStrings: 'cache',
     styles: 'cache', // number formats: tells dates from numbers
@@ -88,6 +93,7 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
     throw corrupt(`XLSX could not be read: ${describeError(e)}`, e);
   } finally {
     (reader as unknown as { stream?: { destroy(): void } }).stream?.destroy();
+    input.destroy();
   }
 
   // Sheets in workbook order (the ZIP order the reader saw them in can differ).

@@ -11,6 +11,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
 import { constants as zlibConstants, createInflateRaw, inflateRawSync } from 'node:zlib';
 import { corrupt, describeError, mib, ParseFailure, tooLarge } from './errors';
 import type { ParseLimits } from './types';
@@ -30,6 +31,13 @@ export interface ZipArchive {
   totalSize: number;
   /** Inflates one (small) entry; undefined when it is absent. */
   readText(name: string, maxBytes?: number): Promise<string | undefined>;
+  /**
+   * The archive as a stream for a reader that walks local headers in file order (exceljs'
+   * streaming reader): the entries named in `first` come first, in that order, then the others in
+   * file order, then the central directory. Each entry's bytes are copied as stored (nothing is
+   * inflated again); only a streaming reader may read it, as the directory's offsets no longer match.
+   */
+  streamInOrder(first: string[]): Readable;
 }
 
 const EOCD = 0x06054b50;
@@ -58,9 +66,21 @@ export async function inspectZip(path: string, limits: Guard, label = 'archive')
     await checkLayout(fh, entries, cdOffset, label);
     for (const entry of entries) await verifyInflatedSize(path, entry, label);
     const byName = new Map(entries.map((e) => [e.name, e]));
+    // After checkLayout the entries tile the file: each runs from its header to the next one.
+    const inFileOrder = [...entries].sort((a, b) => a.headerOffset - b.headerOffset);
+    const spans = new Map(inFileOrder.map((e, i) => [e.name, [e.headerOffset, inFileOrder[i + 1]?.headerOffset ?? cdOffset] as const]));
     return {
       entries: byName,
       totalSize,
+      streamInOrder: (first) => {
+        const wanted = first.filter((name, i) => spans.has(name) && first.indexOf(name) === i);
+        const taken = new Set(wanted);
+        const order = [...wanted, ...inFileOrder.map((e) => e.name).filter((name) => !taken.has(name))];
+        const pieces = [...order.map((name) => spans.get(name)!), [cdOffset, fileSize] as const].filter(([a, b]) => b > a);
+        return Readable.from((async function* () {
+          for (const [start, end] of pieces) yield* createReadStream(path, { start, end: end - 1, highWaterMark: Math.min(readPiece, end - start) });
+        })(), { objectMode: false });
+      },
       readText: async (name, maxBytes = 4 * 1024 * 1024) => {
         const e = byName.get(name);
         if (!e) return undefined;
