@@ -75,7 +75,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const app = Fastify({
     logger,
     bodyLimit: config.core.bodyLimitBytes,
-    // Memory keys are up to 128 characters (spec); Fastify's default of 100 would answer 414 before
+    // Memory keys are up to 128 characters; Fastify's default of 100 would answer 414 before
     // validation. Longer path values reach the route's own validation too (MEMORY_KEY_INVALID, a 404
     // for an id) up to 8 KiB; beyond, frameworkErrors answers 414 URI_TOO_LONG in the API's format.
     routerOptions: { maxParamLength: 8192 },

@@ -16,7 +16,7 @@ export class ApiError extends Error {
 }
 
 /**
- * A route maps a schema failure on one field to a spec error code, e.g.
+ * A route maps a schema failure on one field to the API's error code for it, e.g.
  * `config: { validationCodes: { 'params.key': { status: 422, code: 'MEMORY_KEY_INVALID' } } }`.
  * The key is `<body|querystring|params|headers>.<top-level field>`, or `<context>.*` for any field.
  */

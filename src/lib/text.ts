@@ -1,6 +1,6 @@
 /**
  * Blank text, as every route that needs "not empty or whitespace" judges it: Unicode's White_Space
- * (String.prototype.trim keeps NEL, U+0085, which a query of only NEL used to slip past) and control
+ * (String.prototype.trim keeps NEL, U+0085, which would let a query of only NEL slip past) and control
  * characters carry nothing to search for, record or refer to.
  */
 const BLANK = /^[\p{White_Space}\p{Cc}]*$/u;

@@ -1,6 +1,6 @@
 /**
  * Tier table: one definition used by limits, billing, the `_svc` envelope and the capabilities
- * document. free/starter/pro numbers are the spec's tier table. spark, sprint, mission and deploy
+ * document. free/starter/pro numbers are the API's published tier table. spark, sprint, mission and deploy
  * are the credit-metered tiers an agent reaches by lifetime credit purchases (see docs/billing.md):
  * they pay per action past the rolling free floors and get larger storage caps. No credit tier has
  * a monthly quota on searches, browses or memory writes: past the floor every call costs credits.

@@ -1,5 +1,5 @@
 /**
- * Content-Type → parser kind (the stored Content-Type decides, as the spec says), and a look at the
+ * Content-Type → parser kind (the stored Content-Type decides), and a look at the
  * first bytes so a file whose content does not match its type fails with a message saying what it
  * looks like instead of a library's stack trace.
  */

@@ -1,5 +1,5 @@
 /**
- * Web search with the answer cache in front: the spec lets primary-provider answers be reused
+ * Web search with the answer cache in front: primary-provider answers may be reused
  * per (query, num_results) and forbids caching fallback answers. A hit is reported as
  * `cached: true` with the provider that originally answered. Concurrent identical misses each
  * call the provider (no request coalescing; the cache fills on the first answer).

@@ -1,5 +1,5 @@
 /**
- * Credibility of a search hit from its host name alone (spec: 1.0 .gov, 0.9 .edu, 0.8 major
+ * Credibility of a search hit from its host name alone (1.0 .gov, 0.9 .edu, 0.8 major
  * news, 0.7 .org, 0.5 others). Checked in that order, so npr.org scores 0.8, not 0.7.
  * - gov: the TLD `.gov`, or `gov`/`gouv`/`gob` directly under a two-letter country code
  *   (gov.uk, gov.au, gouv.fr, gob.mx). The match is by name only: a country that lets anyone
@@ -87,7 +87,7 @@ function scoredOf(results: readonly RawSearchResult[], newsDomains: readonly str
   if (memo && memo.news === newsDomains) return memo;
   const hits = results.map((r) => {
     const source = sourceOf(r.url);
-    // Field order of the spec's Search result table (JSON keeps insertion order).
+    // Field order of the API's search result (JSON keeps insertion order).
     return Object.freeze({ title: r.title, url: r.url, snippet: r.snippet, source, credibility_score: credibilityScore(source, newsDomains), published_date: r.published_date });
   });
   const entry: Scored = { news: newsDomains, hits };
@@ -95,7 +95,7 @@ function scoredOf(results: readonly RawSearchResult[], newsDomains: readonly str
   return entry;
 }
 
-/** Adds `source` and `credibility_score` (the spec's Search result shape). */
+/** Adds `source` and `credibility_score` (the API's search result shape). */
 export function scoreResults(results: readonly RawSearchResult[], newsDomains: readonly string[]): ScoredSearchResult[] {
   return [...scoredOf(results, newsDomains).hits];
 }

@@ -1,5 +1,5 @@
 /**
- * Primary first; if it fails, the fallback answers once (the spec's "may answer once"). The
+ * Primary first; if it fails, the fallback answers once (the API's "may answer once"). The
  * fallback is handed in only when the host enabled it and configured its key (see factory.ts).
  * Not failures: an empty result list (a valid answer) and a caller abort (nobody is waiting, so
  * spending a fallback call would be waste).

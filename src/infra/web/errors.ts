@@ -1,5 +1,5 @@
 /**
- * Typed errors of the outbound web layer. `code` is the spec's error code; the browse, parse and
+ * Typed errors of the outbound web layer. `code` is the API's error code; the browse, parse and
  * discovery routes map it to HTTP (INVALID_URL 422, BROWSE_URL_BLOCKED 422, BROWSE_RESPONSE_TOO_LARGE
  * 413, BROWSE_PROVIDER_TIMEOUT 504, BROWSE_PROVIDER_ERROR 502, BROWSE_PROVIDER_UNCONFIGURED 503,
  * BROWSE_ROBOTS_DISALLOW 422: a redirect hop robots.txt does not allow, refused by the caller's check).

@@ -8,7 +8,7 @@
  *   link directories).
  * - text/plain and other textual types (JSON, XML, CSV, Markdown): decoded and passed through.
  * - PDFs, images and other binaries: WebError BROWSE_PROVIDER_ERROR, reason
- *   unsupported_content_type (the spec keeps PDFs out of browse; upload them as blobs to parse).
+ *   unsupported_content_type (browse does not take PDFs; upload them as blobs to parse).
  * Pure and synchronous; extractor.ts runs it in a worker thread for the service.
  */
 import { parseHTML } from 'linkedom';

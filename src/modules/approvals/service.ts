@@ -1,6 +1,6 @@
 /**
  * Human-approval events: what an agent reports a human approved or denied (e.g. before a tool call
- * of risk class high). Append-only, declared by the agent and not verified (spec, Other records),
+ * of risk class high). Append-only, declared by the agent and not verified (like a tool passport's risk_class),
  * capped per agent and UTC calendar month by tier (src/lib/tiers.ts approvalEventsPerMonth), listed
  * newest first, and shown in the agent's activity feed as kind `approval`.
  */

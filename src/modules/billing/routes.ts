@@ -63,7 +63,7 @@ export const billingRoutes = (deps: BillingRouteDeps): FastifyPluginAsyncTypebox
   app.post('/v1/billing/setup', {
     schema: { body: SetupBody, summary: 'Save a card and consent to merchant-initiated refills (zero-amount intent)' },
     config: { auth: 'key', errors: { 502: ['PAYMENT_PROCESSOR_ERROR'], 503: ['BILLING_NOT_CONFIGURED'] } },
-    // The spec's request is "-": no body at all is the usual call (the schema still refuses a non-object one).
+    // The request has no body: no body at all is the usual call (the schema still refuses a non-object one).
     preValidation: async (request) => {
       request.body ??= {};
     },

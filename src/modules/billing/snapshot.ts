@@ -1,5 +1,5 @@
 /**
- * GET /v1/billing: the billing snapshot of the spec, built from the ledger, the metering counters
+ * GET /v1/billing: the billing snapshot, built from the ledger, the metering counters
  * and (through optional ports) the storage figures of the memory and blob modules.
  * For credit-metered tiers the *_limit fields give the rolling 30-day free floor and *_remaining
  * what is left of it; for legacy monthly tiers they give the UTC-month quota.
@@ -80,7 +80,7 @@ export async function billingSnapshot(deps: {
     browse_calls_this_month: browse,
     parse_ops_this_month: parse,
     parse_ops_lifetime: parseLifetime,
-    // Beyond the spec's list: how the limits above are counted, and the refill settings.
+    // Beyond the contract's fields: how the limits above are counted, and the refill settings.
     quota_period: monthly ? 'utc_month' : 'rolling_30_days',
     memory_writes_free_remaining: monthly ? null : FREE_FLOORS.memory_write! - memFree,
     auto_topup_threshold_usd: account?.auto_topup_enabled ? formatUsd(account.auto_topup_threshold_units) : null,

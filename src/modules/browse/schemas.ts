@@ -7,7 +7,7 @@ export const BrowseBody = Type.Object({
   })),
 });
 
-// Schema failures on these fields carry the spec's codes; the service checks URL policy further.
+// Schema failures on these fields carry the API's codes; the service checks URL policy further.
 export const BrowseValidationCodes = {
   'body.url': { status: 422, code: 'INVALID_URL', message: 'url is required: a public http or https URL of at most 8192 characters' },
   'body.mode': { status: 422, code: 'BROWSE_MODE_UNSUPPORTED', message: 'mode must be static or dynamic' },

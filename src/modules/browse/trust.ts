@@ -1,5 +1,5 @@
 /**
- * "Probationary" for dynamic browse (spec: dynamic mode needs the standard trust tier).
+ * "Probationary" for dynamic browse (dynamic mode needs the standard trust tier).
  *
  * An agent is probationary while BOTH hold:
  *   - it is billed on the free tier (no credit ever bought, not a legacy monthly plan), and

@@ -64,7 +64,7 @@ export function billingTiersBlock() {
     search_calls_per_month: t.searchPerMonth,
     browse_calls_per_month: t.browsePerMonth,
     // Credit tiers (the free one included): calls free per rolling 30 days before they cost credit;
-    // the spec's tier table shows the free tier's as its search and browse figures (50, 20).
+    // the published tier table shows the free tier's as its search and browse figures (50, 20).
     free_calls_per_30_days: t.metering === 'credits' ? { search: FREE_FLOORS.search, browse: FREE_FLOORS.browse, memory_write: FREE_FLOORS.memory_write } : null,
     memory_writes_per_month: t.memoryWritesPerMonth,
     memory_storage_bytes: t.memoryStorageBytes,

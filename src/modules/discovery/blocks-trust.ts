@@ -1,7 +1,7 @@
 /**
  * Capabilities blocks of the trust layer: passport, covenant, consolidation policy, policy
- * bindings, recovery, journal, dispute, trust and directory. Constants quoted here are the
- * spec's (Limits: trust and referral constants; Authentication: signature schemes); the
+ * bindings, recovery, journal, dispute, trust and directory. Constants quoted here are fixed by the
+ * API contract (trust and referral limits, signature schemes); the
  * endpoint lists come from the live route table, so a block lists only what this instance serves.
  */
 import { ALL_CAPABILITIES } from '../identity/passport-view';

@@ -1,5 +1,5 @@
 /**
- * GET /v1/guide and GET /v1/agent-template. The guide is the spec's step list; each step names
+ * GET /v1/guide and GET /v1/agent-template. The guide is the API's list of first steps; each step names
  * the request to make, and the method/path/auth of that request are checked against the live
  * route table (`served: false` marks a step whose route this instance does not have).
  */

@@ -40,7 +40,7 @@ const BLOB_ACTIONS = {
   search: a('search', 'GET', '/v1/blobs/search'),
 };
 
-/** The spec's tool list, in the spec's order. */
+/** The API's MCP tool list, in its published order. */
 export const TOOL_SPECS: ToolSpec[] = [
   { id: 'search', description: 'Search the web; results carry credibility scores (0.5 to 1.0).', actions: [a('search', 'GET', '/v1/search')] },
   { id: 'register', description: 'Register a new agent: returns an API key (shown once) and an Ed25519 passport.', actions: [a('register', 'POST', '/v1/register')] },

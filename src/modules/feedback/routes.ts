@@ -31,8 +31,8 @@ export const feedbackRoutes = (deps: { feedback: FeedbackService; envelope: Enve
       auth: 'key', success: [201], errors: { 422: ['INVALID_REF_TYPE', 'INVALID_SIGNAL', 'NOTE_TOO_LONG', 'INVALID_REF_ID'], 429: ['FEEDBACK_LIMIT'] }, validationCodes: FeedbackValidationCodes,
       inputRules: [notBlank('body', 'ref_id'), { part: 'body', field: 'note', schema: { maxLength: MAX_NOTE_CHARS } }],
       // The note is the only free-length field (ref_id is at most 256 characters, the rest are enums):
-      // a body past the size limit carries a note far past its 500 characters, which the spec answers
-      // with NOTE_TOO_LONG (it was 413 PAYLOAD_TOO_LARGE, a code the spec does not have).
+      // a body past the size limit carries a note far past its 500 characters, which is answered
+      // with NOTE_TOO_LONG like any over-long note (not 413 PAYLOAD_TOO_LARGE, a code feedback does not have).
       bodyTooLarge: { status: 422, code: 'NOTE_TOO_LONG', message: `The request body is over the size limit; a note is at most ${MAX_NOTE_CHARS} characters` },
     },
     preValidation: async (request) => requireStrings(request.body),

@@ -4,7 +4,7 @@ export const REF_TYPES = ['search_id', 'memory_key', 'blob_id', 'parse_id', 'bro
 export const SIGNALS = ['helpful', 'unhelpful', 'wrong'] as const;
 export type RefType = (typeof REF_TYPES)[number];
 export type Signal = (typeof SIGNALS)[number];
-/** Spec: note at most 500 characters (Unicode code points). */
+/** A note is at most 500 characters (Unicode code points). */
 export const MAX_NOTE_CHARS = 500;
 /** ref_id is opaque and never looked up; the cap only keeps rows small (longest real ids are ~130 chars). */
 export const MAX_REF_ID_CHARS = 256;

@@ -83,8 +83,8 @@ export const MeResponse = Type.Object({
 });
 
 /**
- * POST /v1/agents/passport/description (the directory opt-in). The spec gives the fields; the bounds
- * are svc's (docs/decisions.md): bio is short printable ASCII (the spec's "short ASCII text"), skills
+ * POST /v1/agents/passport/description (the directory opt-in). The API contract gives the fields; the
+ * bounds are svc's (docs/decisions.md): bio is short printable ASCII ("short ASCII text"), skills
  * are self-declared labels. Every field is optional; what is sent replaces the stored value.
  */
 export const DESCRIPTION_BIO_MAX = 500;

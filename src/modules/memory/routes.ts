@@ -15,7 +15,7 @@ export interface MemoryRouteDeps {
   limiter: RateLimiter;
   ratePerMinute: number;
   bodyLimitBytes: number;
-  /** Carried by limit errors (spec: Errors). */
+  /** Carried by limit errors. */
   upgradeUrl?: string;
   /** Builds `_svc` for the metered PUT response. */
   envelope?: EnvelopeBuilder;
@@ -24,7 +24,7 @@ export interface MemoryRouteDeps {
 /**
  * /v1/memory routes. The fixed paths (stats, context, search) are static routes, which Fastify's
  * router always prefers to the `:key` parameter: a key literally named `context` cannot be read by
- * GET (spec, Memory rule 2), though PUT and DELETE of it work.
+ * GET, though PUT and DELETE of it work (docs/memory.md).
  */
 export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox => async (app) => {
   const { memory } = deps;
@@ -65,7 +65,7 @@ export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox =
   }, async (request) => {
     const a = caller(request);
     const { svcUsage, ...body } = await memory.put(a, request.params.key, request.body);
-    // A memory write is metered: its response carries `_svc` with billing's usage (spec: Response envelope).
+    // A memory write is metered: its response carries `_svc` with billing's usage (the response envelope).
     if (!deps.envelope) return body;
     return { ...body, _svc: await deps.envelope.build({ fields: svcUsage ? { usage: svcUsage } : {} }) };
   });

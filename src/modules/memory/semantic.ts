@@ -4,7 +4,7 @@
  * What is embedded: `textForEmbedding(key, value)` (src/infra/embeddings/text.ts) — the key split
  * into words, then the value's text content (strings, `name: value` pairs, array items), cut at
  * 1,000 characters. Reported similarity = (1 + cosine) / 2, the linear map of cosine's -1..1 onto
- * the spec's 0..1 (so the default threshold 0.7 means cosine >= 0.4). See docs/memory.md.
+ * the API's 0..1 (so the default threshold 0.7 means cosine >= 0.4). See docs/memory.md.
  */
 import type { Embedder } from '../../infra/embeddings';
 import { textForEmbedding } from '../../infra/embeddings';

@@ -1,6 +1,6 @@
 /**
- * Memory: per-agent JSON values by key over an append-only ledger (store.ts). Rules of the spec
- * (Memory entry, Endpoints/Memory, Limits) live here; see docs/memory.md for the design.
+ * Memory: per-agent JSON values by key over an append-only ledger (store.ts). The API's rules for
+ * memory entries, routes and limits live here; see docs/memory.md for the design.
  *
  * PUT order: validate (key, size, derived_from) → rate limit (routes) → one transaction (shared by
  * concurrent writes, each in its own savepoint) that checks the monthly write cap and the storage cap,

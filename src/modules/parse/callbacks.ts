@@ -9,7 +9,7 @@
  *   Svc-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(agent's callback secret, "<t>.<raw body>")>
  * The agent's secret (whsec_...) is returned when it asks for an async parse with a callback_url.
  * Automatic attempts sign afresh (t = attempt time); a replay re-sends the stored body and the
- * latest signature unchanged, as the spec asks — receivers that enforce a timestamp tolerance
+ * latest signature unchanged (the API's rule) — receivers that enforce a timestamp tolerance
  * should recognise replays by `Svc-Replay: true` and their event_id.
  */
 import { randomUUID } from 'node:crypto';

@@ -5,13 +5,13 @@
  * Each page asks every source for limit+1 items after the cursor, merges them in the feed's total
  * order (occurred_at desc, kind desc, id desc), and keeps `limit`. The cursor is the last item's
  * (occurred_at, kind, id), base64url JSON, so pages never repeat or skip items even when new
- * events arrive between requests. Searches are never in the feed (spec).
+ * events arrive between requests. Searches are never in the feed (by the API contract).
  */
 import { ApiError } from '../../http/errors';
 import { iso } from '../../lib/clock';
 import type { ActivityBound, ActivityItem, ActivitySource } from './activity-types';
 
-/** Kinds the spec names; a source for each may or may not be registered yet. */
+/** Kinds the API names; a source for each may or may not be registered yet. */
 export const ACTIVITY_KINDS = ['browse', 'feedback', 'approval'] as const;
 
 interface Cursor { at: number; kind: string; id: string }

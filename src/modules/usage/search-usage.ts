@@ -1,5 +1,5 @@
 /**
- * The top-level `usage` object of a search response (spec: Response envelope). Two shapes:
+ * The top-level `usage` object of a search response (the response envelope). Two shapes:
  *
  * credit-metered tiers (free, spark, sprint, mission, deploy):
  *   search_quota_period 'trial_credits'; search_calls_limit = the free floor (50 per rolling 30 days);

@@ -6,7 +6,7 @@ import { sql, type Kysely } from 'kysely';
  * correction, `> now` for the read cache's next expiry), which implies it is set, so both engines
  * still use them. A PUT without a TTL (the common case) then writes neither index: two b-tree
  * updates fewer per write, and ~14 % fewer pages per group commit (1.60 → 1.37 WAL frames per PUT,
- * bench/README.md).
+ * bench/memory-wal-frames.ts).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   // ifExists: SQLite runs migrations outside a transaction, so a crash here must be able to run it again.
