@@ -1,8 +1,8 @@
 /**
  * Billing audit over HTTP (both engines): free-floor edge of the rolling window, prices past the
  * floor, expiring grants spent before purchased credit, refunds of failed searches, parallel paid
- * calls at the last credit, checkout input bounds. No defect was found in these; they stay as
- * regression checks of the spec's Limits and Billing sections.
+ * calls at the last credit, checkout input bounds: regression checks of the API's limit and
+ * billing rules.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { credits as cr } from '../src/lib/money';

@@ -159,7 +159,7 @@ describe('retired, setup and auto top-up', () => {
     expect(sent.form).toMatchObject({ usage: 'off_session', customer: res.body.customer_id, metadata: { agent_id: a.agentId } });
     const b = await bare.registerAgent();
     expect((await bare.request('POST', '/v1/billing/setup', { token: b.apiKey, body: {} })).body.error_code).toBe('BILLING_NOT_CONFIGURED');
-    // The spec's request is "-": a call with no body at all works the same.
+    // The request has no body: a call with no body at all works the same.
     const none = await t.request('POST', '/v1/billing/setup', { token: a.apiKey });
     expect(none.status).toBe(200);
     expect(none.body.setup_intent_id).toMatch(/^seti_/);

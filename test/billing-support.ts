@@ -49,7 +49,7 @@ export async function startRig(extra: Partial<MeteringDeps> = {}): Promise<Billi
 export const agent = (): string => newId();
 
 /**
- * A fresh database on the machine's PostgreSQL server (SVC_TEST_PG, else 127.0.0.1:5432), for tests
+ * A fresh database on a local PostgreSQL server (SVC_TEST_PG, else 127.0.0.1:5432), for tests
  * where several svc instances (pools) share one database. Undefined when no server answers.
  */
 export async function serverPostgres(): Promise<TestDatabase | undefined> {

@@ -1,5 +1,5 @@
 /**
- * Audit of blobs and parsing against the spec and docs/blobs.md (both engines, fs store): the
+ * Checks of blobs and parsing against the API contract and docs/blobs.md (both engines, fs store): the
  * defects found, each pinned through the routes. No built-in queue worker here
  * (SVC_QUEUE_CONCURRENCY=0): queued parses run when pushed to POST /internal/queue/parse, so a
  * test decides what happens between acceptance and the run.

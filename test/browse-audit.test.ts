@@ -127,7 +127,7 @@ describe('robots.txt matching cost', () => {
     const took = performance.now() - started;
     expect(res.status).toBe(200);
     expect([refused.status, refused.body.error_code]).toEqual([422, 'BROWSE_ROBOTS_DISALLOW']);
-    expect(took).toBeLessThan(3_000); // robots-parser's own matcher: about 5 s per decision on this machine
+    expect(took).toBeLessThan(3_000); // robots-parser's own matcher: about 5 s per decision on a small VM
   });
 });
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { resolveChromiumPath } from '../src/infra/renderer/chromium';
 import { startTestApp, type RegisteredAgent, type TestApp } from './helpers/harness';
 
-// A host without Chromium at the default path (this machine has one): the renderer then has none.
+// A host without Chromium at the default path (a test host may have one): the renderer then has none.
 vi.mock('../src/infra/renderer/chromium', async (importOriginal) => {
   const real = await importOriginal<typeof import('../src/infra/renderer/chromium')>();
   return { ...real, resolveChromiumPath: (setting: string | undefined) => (setting ? real.resolveChromiumPath(setting) : undefined) };

@@ -54,7 +54,7 @@ describe('GET /openapi.json', () => {
     expect(ok('/v1/blobs/{blob_id}/parse', 'post')).toEqual(['200', '202']);
     expect(ok('/v1/billing/packs/checkout', 'post')).toEqual([]);
     expect(ok('/v1/me', 'get')).toEqual(['200']);
-    // A body of optional fields may be left out (the spec's parse request is "no body").
+    // A body of optional fields may be left out (a parse request has no body).
     expect(doc.paths['/v1/blobs/{blob_id}/parse'].post.requestBody.required).toBe(false);
     expect(doc.paths['/v1/register'].post.requestBody.required).toBe(true);
     const codes = (path: string, method: string, status: number) => doc.paths[path][method].responses[String(status)].content['application/json'].schema['x-svc-error-codes'];

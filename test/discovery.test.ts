@@ -48,7 +48,7 @@ describe('GET /v1/capabilities', () => {
     expect(free).toMatchObject({
       memory_writes_per_month: TIERS.free.memoryWritesPerMonth, memory_storage_bytes: TIERS.free.memoryStorageBytes, feedback_per_month: TIERS.free.feedbackPerMonth,
       approval_events_per_month: TIERS.free.approvalEventsPerMonth,
-      free_calls_per_30_days: { search: 50, browse: 20, memory_write: 1000 }, // the spec's free-tier figures
+      free_calls_per_30_days: { search: 50, browse: 20, memory_write: 1000 }, // the published free-tier figures
     });
     expect(body.billing_tiers.find((x: any) => x.name === 'starter')).toMatchObject({ search_calls_per_month: 3000, free_calls_per_30_days: null });
     expect(body.feedback.note).toEqual({ max_characters: 500, counted_in: 'Unicode code points', nullable: true });

@@ -1,6 +1,6 @@
 /**
  * Identity audit: registration field rules, the challenge → verify exchange and Bearer parsing,
- * against SPEC.md (Registration, Authentication, Limits) and docs/api.md / docs/decisions.md.
+ * against the API's registration, authentication and limit rules and docs/api.md / docs/decisions.md.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { connect } from 'node:net';

@@ -142,7 +142,7 @@ describe('URLs refused before routing', () => {
     expect(key).toMatchObject({ status: 422, body: { error_code: 'MEMORY_KEY_INVALID', field: 'params.key' } });
     const put = await t.request('PUT', '/v1/memory/a%zz', { token: a.apiKey, body: { value: 1 } });
     expect(put).toMatchObject({ status: 422, body: { error_code: 'MEMORY_KEY_INVALID' } });
-    // The spec: a malformed blob id is 404 BLOB_NOT_FOUND, on every blob route.
+    // A malformed blob id is 404 BLOB_NOT_FOUND, on every blob route.
     for (const [method, path] of [['GET', '/v1/blobs/b_%zz'], ['GET', '/v1/blobs/%E0%A4%A/meta'], ['DELETE', '/v1/blobs/%zz'], ['POST', '/v1/blobs/%zz/parse']] as const) {
       const r = await t.request(method, path, { token: a.apiKey });
       expect(r, `${method} ${path}`).toMatchObject({ status: 404, body: { error_code: 'BLOB_NOT_FOUND' } });

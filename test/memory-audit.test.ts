@@ -1,6 +1,6 @@
 /**
- * Memory audit against the spec (Memory entry, Endpoints / Memory, Errors, Limits) and docs/memory.md.
- * Each test fails on the defect it names and passes on the behaviour the spec (or the documented
+ * Memory checks against the API's rules for memory (entries, routes, errors, limits) and docs/memory.md.
+ * Each test fails on the defect it names and passes on the behaviour the API contract (or the documented
  * design) asks for.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

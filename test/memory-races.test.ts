@@ -5,9 +5,9 @@
  * (127.0.0.1:5432 or SVC_TEST_PG): PGlite is one session, where nothing can interleave. On SQLite it
  * runs on one database file with one store, since svc runs SQLite as one instance.
  *
- * Found by an audit on a PostgreSQL server (seventeenth session): a DELETE read the head without the
- * agent's writer lock (the same version twice: duplicate key, deadlocks, 500s), and the sweep marked
- * keys expired that a PUT had just rewritten (acknowledged writes lost, storage_bytes negative).
+ * What these pin: a DELETE reading the head without the agent's writer lock (the same version
+ * twice: duplicate key, deadlocks, 500s), and the sweep marking keys expired that a PUT had just
+ * rewritten (acknowledged writes lost, storage_bytes negative).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { DatabaseHandle } from '../src/infra/db/database';

@@ -126,7 +126,7 @@ describe('GET /v1/memory/search', () => {
 
   test.each([
     ['', 'MEMORY_QUERY_REQUIRED'], ['q=', 'MEMORY_QUERY_REQUIRED'], ['q=%20%20%09', 'MEMORY_QUERY_REQUIRED'],
-    [`q=${'a'.repeat(501)}`, 'VALIDATION_FAILED'] /* the spec's code is for a missing or blank q */, ['q=x&limit=0', 'VALIDATION_FAILED'], ['q=x&limit=21', 'VALIDATION_FAILED'],
+    [`q=${'a'.repeat(501)}`, 'VALIDATION_FAILED'] /* MEMORY_QUERY_REQUIRED is for a missing or blank q */, ['q=x&limit=0', 'VALIDATION_FAILED'], ['q=x&limit=21', 'VALIDATION_FAILED'],
     ['q=x&threshold=1.1', 'VALIDATION_FAILED'], ['q=x&threshold=-0.1', 'VALIDATION_FAILED'], ['q=x&importance=top', 'MEMORY_KEY_INVALID'],
   ])('%s → 422 %s', async (qs, code) => {
     const res = await search(qs);

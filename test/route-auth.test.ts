@@ -1,7 +1,7 @@
 /**
  * Walks the live route table (the capabilities endpoint lists every registered route), so a
  * route added by any module is checked without editing this file: public routes answer
- * without a key, every other route refuses with 401 INVALID_API_KEY, and only routes the spec
+ * without a key, every other route refuses with 401 INVALID_API_KEY, and only routes the API
  * names as public may be public.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -16,8 +16,8 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 /**
- * Spec, Authentication 1 (and the tables' Auth columns): the only routes allowed without a
- * key. Non-/v1 discovery documents and signature-authenticated inbound routes are also listed.
+ * The routes the API contract makes public (its authentication rules and each route's auth): the
+ * only routes allowed without a key. Non-/v1 discovery documents and signature-authenticated inbound routes are also listed.
  */
 const PUBLIC_ALLOWED: RegExp[] = [
   /^\/health$/, /^\/openapi\.json$/, /^\/docs$/, /^\/\.well-known\/(ai-agent|agent-card)\.json$/, /^\/mcp(\/v1)?\/\{file\}$/,

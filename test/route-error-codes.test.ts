@@ -153,7 +153,7 @@ describe('blobs, parse and the internal queue route', () => {
   });
 
   describe('POST /v1/blobs/{blob_id}/parse/{parse_id}/replay', () => {
-    // SPEC.md: a parse that is not this agent's is 404 BLOB_NOT_FOUND (as GET .../parse/{parse_id}).
+    // A parse that is not this agent's is 404 BLOB_NOT_FOUND (as GET .../parse/{parse_id}).
     test("another agent's parse and an unknown parse: 404 BLOB_NOT_FOUND", async () => {
       const id = await csvBlob(a.token, 'replay-a');
       const parsed = await w.request('POST', `/v1/blobs/${id}/parse`, { token: a.token });

@@ -7,7 +7,7 @@ import pg from 'pg';
 /**
  * The database behind one test app. SVC_TEST_ENGINE picks the engine (vitest projects set it):
  *   sqlite   — a fresh SQLite file in a temp directory.
- *   postgres — SVC_TEST_PG=postgres://... : a fresh database on that server (CI uses the machine's);
+ *   postgres — SVC_TEST_PG=postgres://... : a fresh database on that server (CI uses a local one);
  *              otherwise PGlite (real Postgres compiled to WASM, with pgvector) served over the wire
  *              protocol by @electric-sql/pglite-socket on a loopback port, so the pg driver is used as-is.
  */
