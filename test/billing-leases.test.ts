@@ -1,7 +1,7 @@
 /**
  * Credit leases (src/modules/billing/leases.ts): paid calls answered from credit held aside under the
  * account lock and settled shortly after. On the engine under test; several instances on the
- * machine's PostgreSQL server. What must hold: every answered paid call is in the ledger once
+ * a local PostgreSQL server. What must hold: every answered paid call is in the ledger once
  * settled (balance, ledger and day counters agree), no call is answered beyond the credit, credit
  * held by this instance pays a call rather than refusing it, a hold of a dead instance stops setting
  * credit aside once it expires, and readers see every call.
