@@ -78,7 +78,7 @@ try {
   const cpu = runs.map((r) => r.metered.cpuUsPerRequest / r.free.cpuUsPerRequest - 1).sort((a, b) => a - b);
   console.log(`CPU time per request (this process: server and client), metered over unmetered, per pair: ${cpu.map((x) => `+${(x * 100).toFixed(1)}%`).join(' ')}`);
   const snap = await fetch(`${metered.url}/v1/billing`, { headers: { authorization: `Bearer ${metered.agent.apiKey}` } }).then((r) => r.json()) as any;
-  // Cost per request is 1/throughput: metering adds f/m - 1 to it (the issue's "at most 15 %" is a
+  // Cost per request is 1/throughput: metering adds f/m - 1 to it (the target "at most 15 %" is a
   // throughput ratio of at least 1/1.15 = 87.0 %).
   console.log(`engine ${process.env.DATABASE_URL ? 'postgres' : 'sqlite'}, ${process.env.CONNECTIONS ?? 10} connections: median pair ratio ${(medianPair * 100).toFixed(1)}% ` +
     `(cost per request +${((1 / medianPair - 1) * 100).toFixed(1)}%); averages: unmetered ${f} req/s, metered ${m} req/s → ratio ${((m / f) * 100).toFixed(1)}%; ` +
