@@ -33,6 +33,8 @@ import { createBlobsModule } from './modules/blobs/module';
 import { createParseModule, type ParseModule } from './modules/parse/module';
 import { effectiveTier } from './lib/tiers';
 import { createBrowseModule } from './modules/browse/module';
+import { createTrustModule } from './modules/trust/module';
+import { createReputationModule } from './modules/reputation/module';
 
 export interface AppOptions {
   config: Config;
@@ -88,6 +90,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // ---- services (each module's service takes narrow dependencies) ----
+  // The trust log first: registration opens epoch 1 in it, in the registration's transaction.
+  const trust = await createTrustModule({ config, database, clock, agentExists: async (id) => (await identity.trustProfile(id)) !== undefined });
+  await trust.epochs.backfill();
   const identity = createIdentityService({
     store: createIdentityStore(database.db, database.sqlite),
     clock,
@@ -96,6 +101,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     affiliationSecret: config.core.affiliationSecret,
     foundingPeriodEnd: config.core.foundingPeriodEnd,
     authCacheMs: config.core.authCacheMs,
+    onRegistered: (trx, agentId, at) => trust.epochs.openFirst(trx, agentId, at),
   });
   const envelope = createEnvelopeBuilder(config.core, clock, () => identity.communityStats());
 
@@ -112,6 +118,18 @@ export async function buildApp(opts: AppOptions): Promise<App> {
 
   // ---- modules ----
   await app.register(identityRoutes({ identity, envelope, baseUrl: config.core.baseUrl }));
+  // Reputation on the trust log; passports and agent cards show its figures.
+  const reputation = createReputationModule({ config, database, clock, envelope, trust, profile: (id) => identity.trustProfile(id) });
+  identity.useReputation((id, decomposed) => reputation.service.current(id, decomposed));
+  trust.addProjection({
+    trace: async (id) => {
+      const p = await identity.trustProfile(id);
+      return { trust_levels: { value: p?.trustLevels ?? [], rule: 'floor for every agent; established when active, unfrozen and at least 30 days old', log_indexes: [] } };
+    },
+    adoption: async () => ({ identity: await identity.trustAdoption() }),
+  });
+  await app.register(reputation.routes);
+  await app.register(trust.routes);
   // Embedder + vector index + outbox indexer, shared by memory, commons and blob search.
   const vectors = await createVectorRuntime({ config, database, clock, log: (msg, err) => app.log.warn({ err }, msg) });
   // Billing owns metering: memory writes, search, browse and parse charge through billing.metering.

@@ -7,10 +7,11 @@ import { webSettings } from './config/web';
 import { searchSettings } from './config/search';
 import { billingSettings } from './config/billing';
 import { discoverySettings } from './config/discovery';
+import { trustSettings } from './config/trust';
 
 /** Every settings group, in the order the docs list them. */
 export const settingsGroups: SettingsGroup<SettingsShape>[] = [
-  coreSettings, memorySettings, vectorsSettings, blobsSettings, webSettings, searchSettings, billingSettings, discoverySettings,
+  coreSettings, memorySettings, vectorsSettings, blobsSettings, webSettings, searchSettings, billingSettings, discoverySettings, trustSettings,
 ];
 
 export interface Config {
@@ -22,6 +23,7 @@ export interface Config {
   search: Loaded<typeof searchSettings.settings>;
   billing: Loaded<typeof billingSettings.settings>;
   discovery: Loaded<typeof discoverySettings.settings>;
+  trust: Loaded<typeof trustSettings.settings>;
 }
 
 /** Reads and validates every setting; throws ConfigError listing every bad value at once. */
@@ -41,6 +43,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     search: loadGroup(searchSettings, env, problems),
     billing: loadGroup(billingSettings, env, problems),
     discovery: loadGroup(discoverySettings, env, problems),
+    trust: loadGroup(trustSettings, env, problems),
   };
   // Settings that must agree with each other.
   problems.push(...blobsSettingsProblems(config.blobs));

@@ -4,6 +4,7 @@ import type { BlobsTables } from './tables/blobs';
 import type { WebTables } from './tables/web';
 import type { BillingTables } from './tables/billing';
 import type { DiscoveryTables } from './tables/discovery';
+import type { TrustTables } from './tables/trust';
 
 /** The whole database as Kysely sees it: one interface per area, merged. */
-export interface Database extends CoreTables, MemoryTables, BlobsTables, WebTables, BillingTables, DiscoveryTables {}
+export interface Database extends CoreTables, MemoryTables, BlobsTables, WebTables, BillingTables, DiscoveryTables, TrustTables {}

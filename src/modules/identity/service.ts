@@ -9,6 +9,8 @@ import { isUuid, newId, randomToken } from '../../lib/ids';
 import { passportChallengePayload, PASSPORT_CHALLENGE_SCHEME } from '../../lib/signing';
 import { tierOf } from '../../lib/tiers';
 import { isUniqueViolation } from '../../infra/db/dialect';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../infra/db/schema';
 import { publicPassport, trustLevels, verifiedCapabilities } from './passport-view';
 import type { IdentityStore, NewAgent } from './store';
 import { affiliationOf, externalUrlProblem } from './validation';
@@ -39,7 +41,12 @@ export interface IdentityDeps {
   foundingPeriodEnd: string;
   /** Milliseconds a verified token lookup may be reused (0 = every request reads the database). */
   authCacheMs?: number;
+  /** Runs in the registration's transaction (the trust log opens epoch 1). */
+  onRegistered?: (trx: Transaction<Database>, agentId: string, at: number) => Promise<void>;
 }
+
+/** The reputation a passport shows (the reputation module's current standing). */
+export type ReputationReader = (agentId: string, decomposed: boolean) => Promise<{ reputation: unknown; reputation_sub_signals?: unknown }>;
 
 const DAY = 86_400_000;
 
@@ -49,6 +56,8 @@ export const MAX_OPEN_CHALLENGES = 20;
 export function createIdentityService(deps: IdentityDeps) {
   const { store, clock } = deps;
   const authCache = createAuthCache(deps.authCacheMs ?? 0);
+  let reputationOf: ReputationReader | undefined;
+  const { onRegistered } = deps;
 
   function parseRecoveryKey(pem: string): string {
     if (!pem.trim().startsWith('-----BEGIN')) {
@@ -147,7 +156,7 @@ export function createIdentityService(deps: IdentityDeps) {
               }
             : undefined,
           referral,
-        });
+        }, onRegistered ? (trx) => onRegistered(trx, agentId, now) : undefined);
       } catch (e) {
         if (isUniqueViolation(e)) {
           throw new ApiError(409, 'AGENT_ALREADY_REGISTERED', 'An agent with this agent_name and owner_identifier already exists');
@@ -248,9 +257,34 @@ export function createIdentityService(deps: IdentityDeps) {
         store.findAgent(id), store.findPassport(id), store.activeScopedKeyScopes(id, clock.now()),
       ]);
       if (!agent || !passport) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
-      return publicPassport(agent, passport, {
+      const view = publicPassport(agent, passport, {
         baseUrl: deps.baseUrl, now: clock.now(), scopedKeyScopes: scoped.map((s) => JSON.parse(s.scopes) as string[]),
       });
+      if (!reputationOf) return view;
+      const standing = await reputationOf(id, passport.sub_signal_visibility === 'decomposed');
+      return { ...view, ...standing } as typeof view;
+    },
+
+    /** Identity's share of the trust adoption report. */
+    async trustAdoption() {
+      return { listed_agents: await store.countListed(), ...await store.trustCounts(clock.now()) };
+    },
+
+    /** The reputation module supplies the figures a passport shows (it is built after identity). */
+    useReputation(reader: ReputationReader) {
+      reputationOf = reader;
+    },
+
+    /** What the trust layer needs to know of an agent; undefined when there is none. */
+    async trustProfile(agentId: string) {
+      if (!isUuid(agentId)) return undefined;
+      const id = agentId.toLowerCase();
+      const [agent, passport] = await Promise.all([store.findAgent(id), store.findPassport(id)]);
+      if (!agent || !passport) return undefined;
+      return {
+        agentId: id, owner: agent.owner_identifier, active: agent.status === 'active', passportActive: passport.revoked_at === null,
+        trustLevels: trustLevels(agent, clock.now()), subSignalVisibility: passport.sub_signal_visibility,
+      };
     },
 
     async createChallenge(agentId: string) {

@@ -57,7 +57,8 @@ export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Databa
   return {
     db,
 
-    async insertAgent(n: NewAgent): Promise<void> {
+    /** Registration in one transaction; `also` runs in it last (the trust log's epoch 1). */
+    async insertAgent(n: NewAgent, also?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
       await db.transaction().execute(async (trx) => {
         await trx.insertInto('agents').values(n.agent).execute();
         await trx.insertInto('passports').values(n.passport).execute();
@@ -75,6 +76,7 @@ export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Databa
             .values({ referred_agent_id: n.agent.agent_id, ...n.referral, created_at: n.agent.created_at, updated_at: n.agent.created_at })
             .execute();
         }
+        if (also) await also(trx);
       });
     },
 
@@ -182,6 +184,21 @@ export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Databa
     async countListed(): Promise<number> {
       const r = await db.selectFrom('passports').select((eb) => eb.fn.countAll<number>().as('n')).where('listed', '=', 1).executeTakeFirstOrThrow();
       return Number(r.n);
+    },
+
+    /** Active covenants per template, enrolled recovery keys and active scoped keys (trust adoption report). */
+    async trustCounts(now: number) {
+      const [covenants, recovery, scoped] = await Promise.all([
+        db.selectFrom('covenants').select(['template_id', (eb) => eb.fn.countAll<number>().as('n')]).where('superseded_at', 'is', null).groupBy('template_id').execute(),
+        db.selectFrom('recovery_keys').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+        db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', 'scoped').where('revoked_at', 'is', null)
+          .where((w) => w.or([w('expires_at', 'is', null), w('expires_at', '>', now)])).executeTakeFirstOrThrow(),
+      ]);
+      return {
+        covenants_by_template: Object.fromEntries(covenants.map((c) => [c.template_id, Number(c.n)])),
+        recovery_keys_enrolled: Number(recovery.n),
+        scoped_keys_active: Number(scoped.n),
+      };
     },
   };
 }

@@ -1,0 +1,269 @@
+/**
+ * Reputation: interaction ratings (one trust log entry each), the Beta score read from decayed
+ * projections, the public history per custody epoch, and disputes decided by an admin (a
+ * counter-entry; nothing is deleted).
+ */
+import type { Kysely } from 'kysely';
+import { ApiError } from '../../http/errors';
+import { isUniqueViolation } from '../../infra/db/dialect';
+import type { Database } from '../../infra/db/schema';
+import type { ReputationEventsTable } from '../../infra/db/tables/trust';
+import { iso, type Clock } from '../../lib/clock';
+import { sha256hex } from '../../lib/hash';
+import { newId } from '../../lib/ids';
+import { DAY_MS, utcDay } from '../../lib/utc';
+import type { Epochs } from '../trust/epochs';
+import type { TrustLog } from '../trust/log';
+import {
+  CATEGORIES, halfLifeFactor, linearBeta, raterWeight, reputationObject, subSignal, SUB_SIGNAL_DECAY_MS,
+  type Category, type DayBucket, type Outcome,
+} from './model';
+import { ALL, ratedEvent } from './projection';
+import type { ReputationStore } from './store';
+
+/** What reputation needs to know of an agent (from identity). */
+export interface AgentProfile {
+  agentId: string;
+  owner: string;
+  active: boolean;
+  passportActive: boolean;
+  trustLevels: string[];
+  subSignalVisibility: string;
+}
+
+export interface ReputationDeps {
+  db: Kysely<Database>;
+  store: ReputationStore;
+  log: TrustLog;
+  epochs: Epochs;
+  clock: Clock;
+  profile: (agentId: string) => Promise<AgentProfile | undefined>;
+  /** Ratings one rater may give per UTC day. */
+  ratingsPerDay: number;
+  /** Disputes one agent may file per UTC day. */
+  disputesPerDay: number;
+}
+
+export interface InteractionInput {
+  subject_agent_id: string; ref_type: string; ref_id: string; outcome: Outcome; category: Category; note?: string | null;
+}
+
+const nextUtcDay = (now: number) => Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
+const hashOrNull = (s: string | null) => (s === null ? null : sha256hex(s));
+
+export function createReputationService(deps: ReputationDeps) {
+  const { db, store, log, epochs, clock } = deps;
+
+  function eventView(e: ReputationEventsTable, now: number) {
+    const suppressed = e.suppressed_at !== null;
+    return {
+      event_id: e.event_id,
+      log_index: Number(e.log_index),
+      rater_agent_id: e.rater_agent_id,
+      ref_type: e.ref_type,
+      ref_id: e.ref_id,
+      outcome: e.outcome,
+      category: e.category,
+      rater_weight: e.rater_weight,
+      weight_now: suppressed ? 0 : Number((e.rater_weight * halfLifeFactor(Number(e.created_at), now)).toFixed(6)),
+      suppressed,
+      created_at: iso(Number(e.created_at)),
+    };
+  }
+
+  function rateView(e: ReputationEventsTable, leafHash?: string) {
+    return {
+      event_id: e.event_id, log_index: Number(e.log_index), ...(leafHash ? { leaf_hash: Buffer.from(leafHash, 'hex').toString('base64') } : {}),
+      subject_agent_id: e.subject_agent_id, epoch: e.epoch, outcome: e.outcome, category: e.category, rater_weight: e.rater_weight,
+      created_at: iso(Number(e.created_at)),
+    };
+  }
+
+  /** The reputation object and sub-signals of an epoch, as of `at`. */
+  async function standing(agentId: string, epoch: number, at: number, withSubSignals: boolean) {
+    const from = at - SUB_SIGNAL_DECAY_MS;
+    const [aggs, buckets, edge] = await Promise.all([
+      store.aggregates(agentId, epoch),
+      withSubSignals ? store.buckets(agentId, epoch, from) : Promise.resolve([]),
+      withSubSignals ? store.edgeEvents(agentId, epoch, from, Math.floor(from / DAY_MS) * DAY_MS + DAY_MS) : Promise.resolve([]),
+    ]);
+    const all = aggs.find((a) => a.category === ALL);
+    const reputation = reputationObject(
+      all ? { alpha_sum: all.alpha_sum, beta_sum: all.beta_sum, ref_at: Number(all.ref_at) } : { alpha_sum: 0, beta_sum: 0, ref_at: at },
+      { event_count: all?.event_count ?? 0, signal_count: all?.signal_count ?? 0, last_event_at: all?.last_event_at == null ? null : Number(all.last_event_at) },
+      at,
+    );
+    if (!withSubSignals) return { reputation };
+    const subs = Object.fromEntries(CATEGORIES.map((c) => {
+      const count = aggs.find((a) => a.category === c)?.signal_count ?? 0;
+      const days = buckets.filter((b) => b.category === c).map((b) => ({ ...b, day_start: Number(b.day_start) }) as DayBucket);
+      const edgeEv = edge.filter((e) => e.category === c).map((e) => ({ outcome: e.outcome as Outcome, weight: e.rater_weight, at: Number(e.created_at) }));
+      return [c, subSignal(count, linearBeta(days, edgeEv, at))];
+    }));
+    return { reputation, reputation_sub_signals: subs };
+  }
+
+  return {
+    standing,
+
+    /** What a passport, agent card or directory row shows: the current epoch's figures now. */
+    async current(agentId: string, decomposed: boolean) {
+      const epoch = await epochs.current(agentId);
+      return standing(agentId, epoch, clock.now(), decomposed);
+    },
+
+    async rate(raterId: string, input: InteractionInput) {
+      const subject = input.subject_agent_id.toLowerCase();
+      const [rater, target] = await Promise.all([deps.profile(raterId), deps.profile(subject)]);
+      if (!target) throw new ApiError(404, 'SUBJECT_NOT_FOUND', 'No agent with this subject_agent_id');
+      if (!rater || !rater.active || !rater.passportActive) {
+        throw new ApiError(404, 'RATER_NOT_FOUND', 'The rating agent has no active passport; only an active agent can rate');
+      }
+      const ineligible = (reason: string, message: string) => new ApiError(403, 'REPUTATION_SUBJECT_INELIGIBLE', message, { reason });
+      if (subject === raterId) throw ineligible('self', 'An agent cannot rate itself');
+      if (target.owner === rater.owner) throw ineligible('same_owner', 'An agent cannot rate an agent of the same owner');
+      if (!target.active || !target.passportActive) throw ineligible('subject_inactive', 'The subject is suspended or its passport is revoked');
+
+      const existing = await store.findRating(raterId, subject, input.ref_type, input.ref_id);
+      if (existing) return { created: false, event: rateView(existing) };
+      const now = clock.now();
+      const weight = raterWeight(rater.trustLevels);
+      const note = input.note ?? null;
+      try {
+        return await db.transaction().execute(async (trx) => {
+          // Under the log's append lock, so the day's cap holds with several instances.
+          await log.lockHeadFor(trx);
+          if (await store.ratingsSince(raterId, Math.floor(now / DAY_MS) * DAY_MS, trx) >= deps.ratingsPerDay) {
+            const retry = Math.ceil((nextUtcDay(now) - now) / 1000);
+            throw new ApiError(429, 'INTERACTION_RATE_LIMITED', `At most ${deps.ratingsPerDay} interaction ratings per rater per UTC day`,
+              { limit: deps.ratingsPerDay, resets_at: iso(nextUtcDay(now)) }, { 'retry-after': String(retry) });
+          }
+          const epoch = await epochs.current(subject, trx);
+          const row: ReputationEventsTable = {
+            event_id: newId(), log_index: 0, subject_agent_id: subject, epoch, rater_agent_id: raterId, ref_type: input.ref_type,
+            ref_id: input.ref_id, outcome: input.outcome, category: input.category, note, rater_weight: weight, created_at: now, suppressed_at: null,
+          };
+          const appended = await log.append(trx, {
+            kind: 'reputation.interaction', agentId: subject, epoch, at: now,
+            data: {
+              event_id: row.event_id, rater_agent_id: raterId, ref_type: row.ref_type, ref_id: row.ref_id, outcome: row.outcome,
+              category: row.category, rater_weight: weight, note_sha256: hashOrNull(note),
+            },
+          });
+          row.log_index = appended.index;
+          await store.insertEvent(trx, row);
+          await store.project(trx, ratedEvent(row), 1);
+          return { created: true, event: rateView(row, appended.leafHash) };
+        });
+      } catch (e) {
+        // The same rating from two requests at once: the first stands and the second answers it.
+        if (!isUniqueViolation(e)) throw e;
+        const first = await store.findRating(raterId, subject, input.ref_type, input.ref_id);
+        if (!first) throw e;
+        return { created: false, event: rateView(first) };
+      }
+    },
+
+    async history(agentId: string, q: { epoch?: number; include_events?: boolean; cursor?: string; limit: number }) {
+      const profile = await deps.profile(agentId);
+      if (!profile) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
+      const list = await epochs.list(profile.agentId);
+      const open = list.find((e) => e.closed_at === null) ?? list[list.length - 1];
+      const chosen = q.epoch === undefined ? open : list.find((e) => e.epoch === q.epoch);
+      if (!chosen) throw new ApiError(404, 'EPOCH_NOT_FOUND', `Agent has no epoch ${q.epoch}`, { epochs: list.map((e) => e.epoch) });
+      const now = clock.now();
+      const at = chosen.closed_at === null ? now : Number(chosen.closed_at);
+      const summary = await standing(profile.agentId, chosen.epoch, at, profile.subSignalVisibility === 'decomposed');
+      const out: Record<string, unknown> = {
+        agent_id: profile.agentId,
+        epoch: chosen.epoch,
+        current_epoch: open?.epoch ?? 1,
+        as_of: iso(at),
+        epochs: list.map((e) => epochs.view(e)),
+        ...summary,
+      };
+      if (q.include_events) {
+        const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+        const rows = await store.eventsPage(profile.agentId, chosen.epoch, q.limit + 1, after);
+        const page = rows.slice(0, q.limit);
+        const last = page[page.length - 1];
+        out.events = page.map((e) => eventView(e, at));
+        out.next_cursor = rows.length > q.limit && last ? encodeCursor(Number(last.created_at), last.event_id) : null;
+      }
+      return out;
+    },
+
+    async dispute(agentId: string, input: { event_id: string; reason: string }) {
+      const event = await store.event(input.event_id.toLowerCase());
+      if (!event) throw new ApiError(404, 'REPUTATION_EVENT_NOT_FOUND', 'No reputation event with this event_id');
+      if (event.subject_agent_id !== agentId) {
+        throw new ApiError(403, 'DISPUTE_NOT_SUBJECT', 'Only the subject of a reputation event can dispute it');
+      }
+      const now = clock.now();
+      const day = utcDay(now);
+      return db.transaction().execute(async (trx) => {
+        // Under the log's append lock: the day's count and the one-dispute-per-event rule hold across instances.
+        await log.lockHeadFor(trx);
+        if (await store.disputeOfEvent(event.event_id, trx)) {
+          throw new ApiError(409, 'DISPUTE_ALREADY_FILED', 'This event has already been disputed; a dispute is decided once');
+        }
+        if (await store.disputesOn(agentId, day, trx) >= deps.disputesPerDay) {
+          throw new ApiError(429, 'DISPUTE_RATE_LIMITED', `At most ${deps.disputesPerDay} disputes per agent per UTC day`,
+            { limit: deps.disputesPerDay, resets_at: iso(nextUtcDay(now)) }, { 'retry-after': String(Math.ceil((nextUtcDay(now) - now) / 1000)) });
+        }
+        const disputeId = newId();
+        const appended = await log.append(trx, {
+          kind: 'reputation.dispute.filed', agentId, epoch: event.epoch, at: now,
+          data: { dispute_id: disputeId, event_id: event.event_id, event_log_index: Number(event.log_index), reason_sha256: sha256hex(input.reason), filed_day: day },
+        });
+        await store.insertDispute(trx, {
+          dispute_id: disputeId, event_id: event.event_id, agent_id: agentId, reason: input.reason, status: 'open',
+          filed_at: now, filed_day: day, filed_log_index: appended.index, decided_at: null, decision_note: null, decided_log_index: null,
+        });
+        return { dispute_id: disputeId, event_id: event.event_id, dispute_status: 'open', filed_at: iso(now), log_index: appended.index };
+      });
+    },
+
+    async decide(disputeId: string, input: { decision: 'upheld' | 'dismissed'; note?: string | null }) {
+      const now = clock.now();
+      const note = input.note ?? null;
+      return db.transaction().execute(async (trx) => {
+        await log.lockHeadFor(trx);
+        const d = await store.dispute(disputeId.toLowerCase(), trx, true);
+        if (!d) throw new ApiError(404, 'DISPUTE_NOT_FOUND', 'No dispute with this id');
+        if (d.status !== 'open') {
+          throw new ApiError(409, 'DISPUTE_ALREADY_DECIDED', `This dispute was already decided (${d.status})`, { status: d.status });
+        }
+        const event = await store.event(d.event_id, trx);
+        const appended = await log.append(trx, {
+          kind: 'reputation.dispute.decided', agentId: d.agent_id, epoch: event?.epoch ?? null, at: now,
+          data: { dispute_id: d.dispute_id, event_id: d.event_id, decision: input.decision, note_sha256: hashOrNull(note) },
+        });
+        await store.decide(trx, d.dispute_id, { status: input.decision, decided_at: now, decision_note: note, decided_log_index: appended.index });
+        if (input.decision === 'upheld' && event && event.suppressed_at === null) {
+          await store.suppress(trx, event.event_id, now);
+          await store.project(trx, ratedEvent(event), -1);
+        }
+        return {
+          dispute_id: d.dispute_id, event_id: d.event_id, dispute_status: input.decision, decided_at: iso(now), log_index: appended.index,
+          event_weight: input.decision === 'upheld' ? 0 : event?.rater_weight ?? null,
+        };
+      });
+    },
+
+  };
+}
+
+function encodeCursor(at: number, id: string): string {
+  return Buffer.from(JSON.stringify([at, id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { at: number; id: string } {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(v) && v.length === 2 && Number.isSafeInteger(v[0]) && typeof v[1] === 'string') return { at: v[0] as number, id: v[1] as string };
+  } catch { /* falls through */ }
+  throw new ApiError(422, 'INVALID_CURSOR', 'cursor is not a next_cursor this route handed out');
+}
+
+export type ReputationService = ReturnType<typeof createReputationService>;

@@ -1,0 +1,166 @@
+/** SQL of reputation: rated events, decayed aggregates, day buckets and disputes (projections of the trust log). */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../../infra/db/schema';
+import type { Engine } from '../../infra/db/dialect';
+import type { ReputationDisputesTable, ReputationEventsTable } from '../../infra/db/tables/trust';
+import { dayStart } from './model';
+import { ALL, nextAggregate, nextBucket, type RatedEvent } from './projection';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export function createReputationStore(db: Kysely<Database>, engine: Engine) {
+  /** Adds (1) or takes back (-1) an event in the aggregates ('all' and its category) and its day bucket. */
+  async function project(trx: Transaction<Database>, ev: RatedEvent, sign: 1 | -1): Promise<void> {
+    const categories = [ALL, ev.category];
+    let aggQ = trx.selectFrom('reputation_aggregates').selectAll()
+      .where('agent_id', '=', ev.subject).where('epoch', '=', ev.epoch).where('category', 'in', categories);
+    if (engine === 'postgres') aggQ = aggQ.forUpdate();
+    const rows = await aggQ.execute();
+    for (const category of categories) {
+      const row = rows.find((r) => r.category === category);
+      const next = nextAggregate(row, category, ev, sign);
+      if (row) {
+        await trx.updateTable('reputation_aggregates')
+          .set({ alpha_sum: next.alpha_sum, beta_sum: next.beta_sum, ref_at: next.ref_at, event_count: next.event_count, signal_count: next.signal_count, last_event_at: next.last_event_at })
+          .where('agent_id', '=', ev.subject).where('epoch', '=', ev.epoch).where('category', '=', category).execute();
+      } else {
+        await trx.insertInto('reputation_aggregates').values(next).execute();
+      }
+    }
+    const day = dayStart(ev.at);
+    let bQ = trx.selectFrom('reputation_day_buckets').selectAll()
+      .where('agent_id', '=', ev.subject).where('epoch', '=', ev.epoch).where('category', '=', ev.category).where('day_start', '=', day);
+    if (engine === 'postgres') bQ = bQ.forUpdate();
+    const bucket = await bQ.executeTakeFirst();
+    const nb = nextBucket(bucket, ev, sign);
+    if (bucket) {
+      await trx.updateTable('reputation_day_buckets')
+        .set({ approved_w: nb.approved_w, approved_wt: nb.approved_wt, error_w: nb.error_w, error_wt: nb.error_wt, rejected_w: nb.rejected_w, rejected_wt: nb.rejected_wt })
+        .where('agent_id', '=', ev.subject).where('epoch', '=', ev.epoch).where('category', '=', ev.category).where('day_start', '=', day).execute();
+    } else {
+      await trx.insertInto('reputation_day_buckets').values(nb).execute();
+    }
+  }
+
+  return {
+    project,
+
+    findRating(rater: string, subject: string, refType: string, refId: string, trx: Db = db) {
+      return trx.selectFrom('reputation_events').selectAll()
+        .where('rater_agent_id', '=', rater).where('subject_agent_id', '=', subject).where('ref_type', '=', refType).where('ref_id', '=', refId)
+        .executeTakeFirst();
+    },
+
+    async insertEvent(trx: Transaction<Database>, row: ReputationEventsTable): Promise<void> {
+      await trx.insertInto('reputation_events').values(row).execute();
+    },
+
+    event(eventId: string, trx: Db = db) {
+      return trx.selectFrom('reputation_events').selectAll().where('event_id', '=', eventId).executeTakeFirst();
+    },
+
+    async ratingsSince(rater: string, since: number, trx: Db = db): Promise<number> {
+      const row = await trx.selectFrom('reputation_events').select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('rater_agent_id', '=', rater).where('created_at', '>=', since).executeTakeFirst();
+      return Number(row?.n ?? 0);
+    },
+
+    aggregates(agent: string, epoch: number) {
+      return db.selectFrom('reputation_aggregates').selectAll().where('agent_id', '=', agent).where('epoch', '=', epoch).execute();
+    },
+
+    /** Day buckets from the day holding `from` on. */
+    buckets(agent: string, epoch: number, from: number) {
+      return db.selectFrom('reputation_day_buckets').selectAll()
+        .where('agent_id', '=', agent).where('epoch', '=', epoch).where('day_start', '>=', dayStart(from)).execute();
+    },
+
+    /** Counted events in (from, to): the part of the window's first day that is still inside it. */
+    edgeEvents(agent: string, epoch: number, from: number, to: number) {
+      return db.selectFrom('reputation_events').select(['category', 'outcome', 'rater_weight', 'created_at'])
+        .where('subject_agent_id', '=', agent).where('epoch', '=', epoch)
+        .where('created_at', '>', from).where('created_at', '<', to).where('suppressed_at', 'is', null).execute();
+    },
+
+    /** Events of an epoch, newest first, after the keyset (created_at, event_id). */
+    eventsPage(agent: string, epoch: number, limit: number, after?: { at: number; id: string }) {
+      let q = db.selectFrom('reputation_events').selectAll().where('subject_agent_id', '=', agent).where('epoch', '=', epoch);
+      if (after) q = q.where((eb) => eb.or([eb('created_at', '<', after.at), eb.and([eb('created_at', '=', after.at), eb('event_id', '<', after.id)])]));
+      return q.orderBy('created_at', 'desc').orderBy('event_id', 'desc').limit(limit).execute();
+    },
+
+    async suppress(trx: Transaction<Database>, eventId: string, at: number): Promise<void> {
+      await trx.updateTable('reputation_events').set({ suppressed_at: at }).where('event_id', '=', eventId).where('suppressed_at', 'is', null).execute();
+    },
+
+    async disputesOn(agent: string, day: string, trx: Db = db): Promise<number> {
+      const row = await trx.selectFrom('reputation_disputes').select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('agent_id', '=', agent).where('filed_day', '=', day).executeTakeFirst();
+      return Number(row?.n ?? 0);
+    },
+
+    disputeOfEvent(eventId: string, trx: Db = db) {
+      return trx.selectFrom('reputation_disputes').selectAll().where('event_id', '=', eventId).executeTakeFirst();
+    },
+
+    async dispute(disputeId: string, trx: Db = db, lock = false) {
+      let q = trx.selectFrom('reputation_disputes').selectAll().where('dispute_id', '=', disputeId);
+      if (lock && engine === 'postgres') q = q.forUpdate();
+      return q.executeTakeFirst();
+    },
+
+    async insertDispute(trx: Transaction<Database>, row: ReputationDisputesTable): Promise<void> {
+      await trx.insertInto('reputation_disputes').values(row).execute();
+    },
+
+    async decide(trx: Transaction<Database>, disputeId: string, set: { status: string; decided_at: number; decision_note: string | null; decided_log_index: number }): Promise<boolean> {
+      const r = await trx.updateTable('reputation_disputes').set(set).where('dispute_id', '=', disputeId).where('status', '=', 'open').executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    },
+
+    /** Log indexes of an epoch's events (newest first, at most `limit`) and of decisions on them. */
+    async traceIndexes(agent: string, epoch: number, limit: number) {
+      const [events, decided] = await Promise.all([
+        db.selectFrom('reputation_events').select(['log_index', 'suppressed_at']).where('subject_agent_id', '=', agent).where('epoch', '=', epoch)
+          .orderBy('log_index', 'desc').limit(limit).execute(),
+        db.selectFrom('reputation_disputes as d').innerJoin('reputation_events as e', 'e.event_id', 'd.event_id')
+          .select(['d.decided_log_index', 'd.status']).where('e.subject_agent_id', '=', agent).where('e.epoch', '=', epoch)
+          .where('d.decided_log_index', 'is not', null).execute(),
+      ]);
+      return {
+        events: events.map((e) => Number(e.log_index)),
+        suppressed: events.filter((e) => e.suppressed_at !== null).map((e) => Number(e.log_index)),
+        upheld: decided.filter((d) => d.status === 'upheld').map((d) => Number(d.decided_log_index)),
+        dismissed: decided.filter((d) => d.status === 'dismissed').map((d) => Number(d.decided_log_index)),
+      };
+    },
+
+    /** Every stored projection row (parity check). */
+    async all() {
+      const [events, aggregates, buckets, disputes] = await Promise.all([
+        db.selectFrom('reputation_events').selectAll().execute(),
+        db.selectFrom('reputation_aggregates').selectAll().execute(),
+        db.selectFrom('reputation_day_buckets').selectAll().execute(),
+        db.selectFrom('reputation_disputes').selectAll().execute(),
+      ]);
+      return { events, aggregates, buckets, disputes };
+    },
+
+    /** Counts for the adoption report (`since`: start of its window). */
+    async counts(since: number) {
+      const row = await db.selectFrom('reputation_events').select([
+        (eb) => eb.fn.countAll<number>().as('events'),
+        sql<number>`sum(case when created_at >= ${since} then 1 else 0 end)`.as('recent'),
+        sql<number>`count(distinct subject_agent_id)`.as('subjects'),
+        sql<number>`count(distinct rater_agent_id)`.as('raters'),
+      ]).executeTakeFirst();
+      const disputes = await db.selectFrom('reputation_disputes').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
+      return {
+        events: Number(row?.events ?? 0), events_in_window: Number(row?.recent ?? 0), subjects: Number(row?.subjects ?? 0), raters: Number(row?.raters ?? 0),
+        disputes: Object.fromEntries(disputes.map((d) => [d.status, Number(d.n)])),
+      };
+    },
+  };
+}
+
+export type ReputationStore = ReturnType<typeof createReputationStore>;

@@ -1,0 +1,77 @@
+/**
+ * Custody epochs: an agent's life as a sequence of epochs. Epoch 1 opens at registration; custody
+ * transfer and recovery (later) close the open epoch and open the next. Reputation and other facts
+ * about an agent carry the epoch they belong to.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../infra/db/schema';
+import type { AgentEpochsTable } from '../../infra/db/tables/trust';
+import { iso } from '../../lib/clock';
+import type { TrustLog } from './log';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export function createEpochs(db: Kysely<Database>, log: TrustLog) {
+  /** Opens epoch `epoch` for the agent and records it in the log, inside `trx`. */
+  async function open(trx: Transaction<Database>, agentId: string, epoch: number, at: number, openedBy: string): Promise<void> {
+    const appended = await log.append(trx, { kind: 'epoch.opened', agentId, epoch, at, data: { opened_by: openedBy } });
+    await trx.insertInto('agent_epochs')
+      .values({ agent_id: agentId, epoch, opened_at: at, opened_by: openedBy, closed_at: null, open_log_index: appended.index })
+      .execute();
+  }
+
+  return {
+    open,
+
+    /** Epoch 1 at registration, in the registration's transaction. */
+    openFirst: (trx: Transaction<Database>, agentId: string, at: number) => open(trx, agentId, 1, at, 'registration'),
+
+    /** The open epoch's number (1 for an agent the log has not seen yet). */
+    async current(agentId: string, trx: Db = db): Promise<number> {
+      const row = await trx.selectFrom('agent_epochs').select('epoch').where('agent_id', '=', agentId).where('closed_at', 'is', null)
+        .orderBy('epoch', 'desc').limit(1).executeTakeFirst();
+      return row?.epoch ?? 1;
+    },
+
+    list(agentId: string): Promise<AgentEpochsTable[]> {
+      return db.selectFrom('agent_epochs').selectAll().where('agent_id', '=', agentId).orderBy('epoch').execute();
+    },
+
+    /**
+     * Agents whose epoch 1 predates the log (rows made by the migration) get their `epoch.opened`
+     * entry, each in its own transaction; the locked head serialises this with other instances and
+     * the null check under it makes it happen once.
+     */
+    async backfill(): Promise<number> {
+      let done = 0;
+      for (;;) {
+        const batch = await db.selectFrom('agent_epochs').select(['agent_id', 'epoch', 'opened_at', 'opened_by'])
+          .where('open_log_index', 'is', null).orderBy('opened_at').orderBy('agent_id').limit(100).execute();
+        if (batch.length === 0) return done;
+        for (const e of batch) {
+          await db.transaction().execute(async (trx) => {
+            await log.lockHeadFor(trx);
+            const still = await trx.selectFrom('agent_epochs').select('open_log_index')
+              .where('agent_id', '=', e.agent_id).where('epoch', '=', e.epoch).executeTakeFirst();
+            if (!still || still.open_log_index !== null) return;
+            const appended = await log.append(trx, { kind: 'epoch.opened', agentId: e.agent_id, epoch: e.epoch, at: Number(e.opened_at), data: { opened_by: e.opened_by } });
+            await trx.updateTable('agent_epochs').set({ open_log_index: appended.index })
+              .where('agent_id', '=', e.agent_id).where('epoch', '=', e.epoch).execute();
+            done++;
+          });
+        }
+      }
+    },
+
+    /** Public view of an epoch. */
+    view(e: AgentEpochsTable) {
+      return {
+        epoch: e.epoch, opened_at: iso(Number(e.opened_at)), opened_by: e.opened_by,
+        closed_at: e.closed_at === null ? null : iso(Number(e.closed_at)),
+        open_log_index: e.open_log_index === null ? null : Number(e.open_log_index),
+      };
+    },
+  };
+}
+
+export type Epochs = ReturnType<typeof createEpochs>;

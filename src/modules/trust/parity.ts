@@ -1,0 +1,123 @@
+/**
+ * Parity check: replays the whole trust log from index 0 into fresh in-memory projections and
+ * diffs them against the stored ones. It also re-hashes every entry and rebuilds the Merkle root,
+ * so an entry rewritten in place, a projection row altered behind the service's back, or a
+ * projection row with no log entry is reported. The result is stored; `/latest` returns it.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from '../../infra/db/schema';
+import type { Clock } from '../../lib/clock';
+import { iso } from '../../lib/clock';
+import { newOrderedId } from '../../lib/ids';
+import { leafHash, nodeHash, rootAt } from '../../infra/tlog/merkle';
+import { nodeReader, type TrustLogStore } from './log-store';
+
+/** One log entry as replay sees it. */
+export interface ReplayEntry {
+  index: number;
+  kind: string;
+  at: number;
+  agent_id: string | null;
+  epoch: number | null;
+  data: Record<string, unknown>;
+}
+
+export interface Mismatch { projection: string; key: string; field: string; expected: unknown; stored: unknown }
+
+/** A projection rebuilt from the log: fed every entry in order, then compared with the stored rows. */
+export interface Replayer {
+  feed(entry: ReplayEntry): void;
+  diff(now: number): Promise<Mismatch[]>;
+  /** Agents the projection holds rows for (rebuilt or stored). */
+  agents(): Iterable<string>;
+}
+
+export type ReplayerFactory = () => Replayer;
+
+const PAGE = 2000;
+/** Mismatches listed in one result (all are counted). */
+const MAX_LISTED = 200;
+
+/** Relative tolerance for decayed sums: the replay adds in another order than the live updates did. */
+export function close(a: number, b: number): boolean {
+  return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
+}
+
+/** Compares two rows field by field (numbers with `close` when `approx` names them). */
+export function diffRows(projection: string, key: string, expected: Record<string, unknown> | undefined, stored: Record<string, unknown> | undefined, approx: string[] = []): Mismatch[] {
+  if (!expected || !stored) return [{ projection, key, field: '*', expected: expected ? 'row' : 'no row', stored: stored ? 'row' : 'no row' }];
+  const out: Mismatch[] = [];
+  for (const field of Object.keys(expected)) {
+    const e = expected[field];
+    const s = stored[field];
+    const same = approx.includes(field) && typeof e === 'number' ? close(e, Number(s)) : normal(e) === normal(s);
+    if (!same) out.push({ projection, key, field, expected: e, stored: s });
+  }
+  return out;
+}
+
+const normal = (v: unknown) => (v === null || v === undefined ? null : typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v);
+
+export function createParity(deps: { db: Kysely<Database>; store: TrustLogStore; clock: Clock; projections: ReplayerFactory[] }) {
+  const { db, store, clock } = deps;
+
+  async function run() {
+    const started = performance.now();
+    const now = clock.now();
+    const size = await store.size();
+    const replayers = deps.projections.map((f) => f());
+    const mismatches: Mismatch[] = [];
+    // The tree is rebuilt from the entries' own bytes with a stack of complete subtrees.
+    const stack: { level: number; hash: Buffer }[] = [];
+    for (let start = 0; start < size; start += PAGE) {
+      const rows = await store.entries(start, Math.min(size, start + PAGE));
+      for (const r of rows) {
+        const index = Number(r.log_index);
+        const leaf = leafHash(Buffer.from(r.entry, 'utf8'));
+        if (leaf.toString('hex') !== r.leaf_hash) mismatches.push({ projection: 'trust_log', key: String(index), field: 'leaf_hash', expected: leaf.toString('hex'), stored: r.leaf_hash });
+        let node = { level: 0, hash: leaf };
+        while (stack.length > 0 && stack[stack.length - 1].level === node.level) {
+          const left = stack.pop() as { level: number; hash: Buffer };
+          node = { level: node.level + 1, hash: nodeHash(left.hash, node.hash) };
+        }
+        stack.push(node);
+        const parsed = JSON.parse(r.entry) as { kind: string; at: string; agent_id: string | null; epoch: number | null; data: Record<string, unknown>; index: number };
+        if (parsed.index !== index) mismatches.push({ projection: 'trust_log', key: String(index), field: 'index', expected: index, stored: parsed.index });
+        const entry: ReplayEntry = { index, kind: parsed.kind, at: Date.parse(parsed.at), agent_id: parsed.agent_id, epoch: parsed.epoch, data: parsed.data };
+        for (const rp of replayers) rp.feed(entry);
+      }
+    }
+    if (size > 0) {
+      let root = stack[stack.length - 1].hash;
+      for (let i = stack.length - 2; i >= 0; i--) root = nodeHash(stack[i].hash, root);
+      const stored = await rootAt(size, nodeReader(db));
+      if (!stored.equals(root)) mismatches.push({ projection: 'trust_log', key: `root@${size}`, field: 'root_hash', expected: root.toString('hex'), stored: stored.toString('hex') });
+    }
+    const agents = new Set<string>();
+    for (const rp of replayers) {
+      mismatches.push(...await rp.diff(now));
+      for (const a of rp.agents()) agents.add(a);
+    }
+    const result = {
+      check_id: newOrderedId(),
+      checked_at: iso(now),
+      tree_size: size,
+      entries_replayed: size,
+      agents_checked: agents.size,
+      mismatch_count: mismatches.length,
+      mismatches: mismatches.slice(0, MAX_LISTED),
+      ok: mismatches.length === 0,
+      duration_ms: Math.round(performance.now() - started),
+    };
+    await db.insertInto('trust_parity_checks').values({ check_id: result.check_id, checked_at: now, result: JSON.stringify(result) }).execute();
+    return result;
+  }
+
+  return {
+    run,
+    async latest() {
+      const row = await db.selectFrom('trust_parity_checks').select('result').orderBy('checked_at', 'desc').orderBy('check_id', 'desc').limit(1).executeTakeFirst();
+      return row ? JSON.parse(row.result) as unknown : undefined;
+    },
+  };
+}
