@@ -1,5 +1,6 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../../src/app';
+import type { DatabaseHandle } from '../../src/infra/db/database';
 import { loadConfig, type Config } from '../../src/config';
 import { ManualClock } from '../../src/lib/clock';
 import { generateEd25519 } from '../../src/lib/ed25519';
@@ -10,6 +11,8 @@ export interface TestApp {
   config: Config;
   clock: ManualClock;
   db: TestDatabase;
+  /** The app's own database handle (reads and writes behind the service's back). */
+  database: DatabaseHandle;
   /** The base URL when started with `listen: true`. */
   url: string;
   request(method: InjectOptions['method'], path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Record<string, any>; raw: string }>;
@@ -35,7 +38,7 @@ export async function startTestApp(opts: { env?: Record<string, string>; listen?
   const db = opts.db ?? (await createTestDatabase());
   const clock = new ManualClock();
   const config = loadConfig({ LOG_LEVEL: 'silent', SVC_ADMIN_KEY: 'test-admin-key', PORT: '0', ...db.env, ...opts.env });
-  const { app } = await buildApp({ config, clock, logger: false });
+  const { app, database } = await buildApp({ config, clock, logger: false });
   let url = '';
   if (opts.listen) url = await app.listen({ host: '127.0.0.1', port: 0 });
 
@@ -57,7 +60,7 @@ export async function startTestApp(opts: { env?: Record<string, string>; listen?
   };
 
   return {
-    app, config, clock, db, url, request,
+    app, config, clock, db, database, url, request,
     async registerAgent(overrides = {}) {
       const keys = generateEd25519();
       const res = await request('POST', '/v1/register', {
