@@ -115,16 +115,18 @@ describe('"__proto__" and "constructor" keys', () => {
     expect(({} as Record<string, unknown>).admin).toBeUndefined(); // nothing reached a prototype
   });
 
-  test('anywhere else: still refused as before (400), the value beside it notwithstanding', async () => {
+  test('anywhere else: refused as its field\'s invalid input (422), the value beside it notwithstanding', async () => {
     for (const raw of [
       '{"value":1,"__proto__":{"admin":true}}',
       '{"value":{"ok":1},"source":"s","importance":"high","confidence":1,"derived_from":{"__proto__":1}}',
     ]) {
       const r = await t.request('PUT', '/v1/memory/proto.refused', { token: a.apiKey, body: raw });
-      expect(r.status, raw).toBe(400);
+      expect(r.status, raw).toBe(422);
+      expect(r.body.message, raw).toMatch(/"__proto__" is refused/);
     }
     const fb = await t.request('POST', '/v1/feedback', { token: a.apiKey, body: '{"ref_type":"memory_key","ref_id":"k","signal":"helpful","constructor":{"prototype":{}}}' });
-    expect(fb.status).toBe(400);
+    expect(fb.status).toBe(422);
+    expect(fb.body.field).toBe('body.constructor');
     expect((await t.request('GET', '/v1/memory/proto.refused', { token: a.apiKey })).status).toBe(404);
   });
 });
@@ -142,7 +144,7 @@ describe('URLs refused before routing', () => {
     expect(key).toMatchObject({ status: 422, body: { error_code: 'MEMORY_KEY_INVALID', field: 'params.key' } });
     const put = await t.request('PUT', '/v1/memory/a%zz', { token: a.apiKey, body: { value: 1 } });
     expect(put).toMatchObject({ status: 422, body: { error_code: 'MEMORY_KEY_INVALID' } });
-    // A malformed blob id is 404 BLOB_NOT_FOUND, on every blob route.
+    // The spec: a malformed blob id is 404 BLOB_NOT_FOUND, on every blob route.
     for (const [method, path] of [['GET', '/v1/blobs/b_%zz'], ['GET', '/v1/blobs/%E0%A4%A/meta'], ['DELETE', '/v1/blobs/%zz'], ['POST', '/v1/blobs/%zz/parse']] as const) {
       const r = await t.request(method, path, { token: a.apiKey });
       expect(r, `${method} ${path}`).toMatchObject({ status: 404, body: { error_code: 'BLOB_NOT_FOUND' } });

@@ -38,6 +38,9 @@ const VALUES: unknown[] = [null, -1, 0, 1.5, 1e308, -1e308, 2 ** 53 + 1, '', ' '
 /** Whole bodies that are not the object a route expects (raw text, sent as application/json). */
 const RAW_BODIES = ['{', '[]', 'null', '"text"', '123', '{"a":', '\u0000', '{}'.padEnd(5000, ' '), `{"a":${'['.repeat(6000)}${']'.repeat(6000)}}`];
 
+/** Bodies whose every field is one no route names (a NUL-suffixed or re-cased known name among them). */
+const UNKNOWN_BODIES: Record<string, unknown>[] = [{ a: 1 }, { 'skills\u0000': ['x'] }, { Value: { a: 1 }, 'key ': 'k' }, { zz_unknown: null, zz_other: [] }];
+
 const concrete = (path: string, override?: { name: string; value: string }) => path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, p: string) => {
   if (override && override.name === p) return override.value;
   if (p === 'blob_id') return blobId;
@@ -161,6 +164,12 @@ describe('hostile input on every operation of the OpenAPI document', () => {
           await probe(findings, `body ${prop} 1e309`, op.method, base, `{"${prop}":1e309}`, true);
           await probe(findings, `body ${prop} nested -1e999`, op.method, base, `{"${prop}":{"n":[-1e999]}}`, true);
           calls += 2;
+        }
+        // Bodies of only fields the schema does not name (ignored by the handler): whatever the schema
+        // requires, nothing reaches a store as "nothing to change" (an UPDATE with no SET was a 500).
+        for (const unknown of UNKNOWN_BODIES) {
+          await probe(findings, 'body of unknown fields', op.method, base, unknown);
+          calls++;
         }
         for (const raw of RAW_BODIES) {
           await probe(findings, 'raw body', op.method, base, raw, true);

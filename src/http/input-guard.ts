@@ -130,6 +130,39 @@ function poisonOutside(value: unknown, allowed: Set<string>): boolean {
   return false;
 }
 
+/**
+ * Where a "__proto__" or "constructor" key that Fastify's parser refuses is: the top-level field
+ * holding it (none when the key is itself top-level) and the key; undefined when the text is not
+ * JSON or holds no such key. Parsed plainly: JSON.parse makes such keys own properties, never a prototype.
+ */
+function poisonAt(text: string): { field?: string; key: string } | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const keyIn = (v: unknown): string | undefined => {
+    if (v === null || typeof v !== 'object') return undefined;
+    if (Object.hasOwn(v, '__proto__')) return '__proto__';
+    const ctor = (v as Record<string, unknown>).constructor;
+    return Object.hasOwn(v, 'constructor') && ctor !== null && typeof ctor === 'object' && Object.hasOwn(ctor, 'prototype') ? 'constructor' : undefined;
+  };
+  const top = keyIn(value);
+  if (top) return { field: Array.isArray(value) ? undefined : top, key: top };
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [field, child] of Object.entries(value)) {
+    const stack: unknown[] = [child];
+    while (stack.length > 0) {
+      const v = stack.pop();
+      const key = keyIn(v);
+      if (key) return { field: Array.isArray(value) ? undefined : field, key };
+      if (v !== null && typeof v === 'object') for (const c of Object.values(v)) stack.push(c);
+    }
+  }
+  return undefined;
+}
+
 /** Top-level body fields whose schema takes any JSON (no `type`): NUL and lone surrogates are allowed inside them. */
 function anyJsonFields(request: FastifyRequest): Set<string> {
   const props = (request.routeOptions.schema?.body as { properties?: Record<string, { type?: unknown; anyOf?: unknown }> } | undefined)?.properties ?? {};
@@ -151,9 +184,16 @@ export function installInputGuard(app: FastifyInstance): void {
     // keys anywhere else are refused as before (by the strict parser, with its answer).
     const anyJson = POISON_KEY.test(text) ? anyJsonFields(request) : undefined;
     const lenient = anyJson !== undefined && anyJson.size > 0;
+    // Fastify's parser answers a refused key as invalid JSON; the text is JSON, so the answer is
+    // that key's field refused (422, the route's code for the field when it maps one).
+    const strictDone = (err: Error | null, parsed?: unknown) => {
+      const at = err ? poisonAt(text) : undefined;
+      if (!at) return done(err, parsed);
+      done(fieldFailure(request, 'body', at.field, `the key "${at.key}" is refused here (it could reach an object's prototype); only a field of arbitrary JSON may hold it`, { detailFirst: true }), undefined);
+    };
     (lenient ? keepAnyKey : defaultJson)(request, text, (err: Error | null, parsed?: unknown) => {
-      if (err) return done(err, undefined);
-      if (lenient && poisonOutside(parsed, anyJson)) return defaultJson(request, text, done);
+      if (err) return (lenient ? done : strictDone)(err, undefined);
+      if (lenient && poisonOutside(parsed, anyJson)) return defaultJson(request, text, strictDone);
       const scan = scanJson(text, MAX_JSON_DEPTH);
       if (scan.tooDeep) {
         return done(fieldFailure(request, 'body', undefined, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { detailFirst: true }), undefined);

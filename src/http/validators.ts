@@ -14,6 +14,38 @@ import type { FastifyRouteSchemaDef } from 'fastify/types/schema';
 type Options = { customOptions?: Record<string, unknown> };
 /** What the pool's compilers take at run time (its published types say a bare schema). */
 type RouteCompiler = (route: FastifyRouteSchemaDef<unknown>) => unknown;
+type Validate = ((data: unknown, ...rest: unknown[]) => boolean) & { errors?: unknown[] | null; schemaEnv?: unknown };
+
+/**
+ * A body schema's `minProperties` counts only the properties the schema names. Ajv counts every key,
+ * and a field the schema does not name is ignored by the handler (docs/decisions.md), so `{"a":1}`
+ * passed `minProperties: 1` and reached the store as nothing to change (an UPDATE with no SET: 500).
+ * Such a body is the schema's failure: 422 VALIDATION_FAILED, naming the fields it may carry.
+ */
+function knownPropertiesCounted(route: FastifyRouteSchemaDef<unknown>, validate: Validate): Validate {
+  const schema = route.schema as { minProperties?: number; properties?: Record<string, unknown> } | undefined;
+  const min = schema?.minProperties;
+  if (typeof min !== 'number' || !schema?.properties) return validate;
+  const known = Object.keys(schema.properties);
+  const checked: Validate = (data, ...rest) => {
+    if (!validate(data, ...rest)) {
+      checked.errors = validate.errors;
+      return false;
+    }
+    if (data !== null && typeof data === 'object' && !Array.isArray(data) && known.filter((k) => Object.hasOwn(data, k)).length < min) {
+      checked.errors = [{
+        keyword: 'minProperties', instancePath: '', schemaPath: '#/minProperties', params: { limit: min },
+        message: `must have at least ${min} of the fields ${known.join(', ')}`,
+      }];
+      return false;
+    }
+    checked.errors = null;
+    return true;
+  };
+  // Fastify passes the parent object (Ajv may replace the root value) only to validators that have one.
+  checked.schemaEnv = validate.schemaEnv;
+  return checked;
+}
 
 export function exactBodyValidators(): ValidatorFactory {
   const pool = AjvCompiler();
@@ -21,7 +53,7 @@ export function exactBodyValidators(): ValidatorFactory {
     const compilerFor = (o?: Options) => pool(externalSchemas, o) as unknown as RouteCompiler;
     const coercing = compilerFor(options);
     const exact = compilerFor({ ...options, customOptions: { ...options?.customOptions, coerceTypes: false } });
-    return (route) => (route.httpPart === 'body' ? exact : coercing)(route);
+    return (route) => (route.httpPart === 'body' ? knownPropertiesCounted(route, exact(route) as Validate) : coercing(route));
   };
   return build as unknown as ValidatorFactory;
 }

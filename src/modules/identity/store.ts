@@ -122,6 +122,10 @@ export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Databa
 
     /** The directory description; false when the passport is revoked (nothing changed). */
     async updateDescription(agentId: string, patch: { bio?: string | null; skills?: string; listed?: number; sub_signal_visibility?: string }): Promise<boolean> {
+      // Nothing to set is no UPDATE (SQL has none without a SET): only whether the passport may change.
+      if (Object.keys(patch).length === 0) {
+        return (await db.selectFrom('passports').select('agent_id').where('agent_id', '=', agentId).where('revoked_at', 'is', null).executeTakeFirst()) !== undefined;
+      }
       const r = await db.updateTable('passports').set(patch).where('agent_id', '=', agentId).where('revoked_at', 'is', null).executeTakeFirst();
       return Number(r.numUpdatedRows) === 1;
     },
