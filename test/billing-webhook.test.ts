@@ -87,6 +87,27 @@ describe('payment_intent.succeeded', () => {
     expect((await deliver(fake.signedEvent('payment_intent.succeeded', intent, { timestamp: Math.floor(Date.now() / 1000) + 60 }))).body.effect).toBe('credits_granted');
   });
 
+  test('a header with two t= values is judged by the timestamp the signature covers, in either order', async () => {
+    const { a, intent } = await paidCheckout(300);
+    const now = Math.floor(Date.now() / 1000);
+    const yearAhead = now + 365 * 24 * 3600;
+    const tOf = (header: string) => /t=(\d+)/.exec(header)![1];
+    const v1Of = (header: string) => /v1=([0-9a-f]+)/.exec(header)![1];
+    // Signed a year ahead, with a current t= in front: the signature covers the later one.
+    const ahead = fake.signedEvent('payment_intent.succeeded', intent, { timestamp: yearAhead });
+    const refused = await deliver(ahead, `t=${now},t=${tOf(ahead.header)},v1=${v1Of(ahead.header)}`);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error_code).toBe('WEBHOOK_SIGNATURE_INVALID');
+    expect(refused.body.message).toMatch(/future/);
+    expect(await balance(a.apiKey)).toBe('0.0000');
+    // Signed now, with a year-ahead t= in front: the signed (last) timestamp is current, so it passes.
+    const current = fake.signedEvent('payment_intent.succeeded', intent, { timestamp: now });
+    const accepted = await deliver(current, `t=${yearAhead},t=${tOf(current.header)},v1=${v1Of(current.header)}`);
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.effect).toBe('credits_granted');
+    expect(await balance(a.apiKey)).toBe('3.0000');
+  });
+
   test('a signed intent is still checked against the payment: succeeded, paid in full for the credits, within the slider', async () => {
     const { a, intent } = await paidCheckout(500);
     const cases: [Record<string, unknown>, RegExp][] = [

@@ -25,6 +25,8 @@ function wrap(e: unknown): PaymentsError {
   return new PaymentsError('PAYMENT_PROCESSOR_ERROR', `payment processor error: ${m}`);
 }
 
+const nodeCrypto = Stripe.createNodeCryptoProvider();
+
 export function createStripeGateway(o: StripeOptions): PaymentsGateway {
   const base = o.apiBase ? new URL(o.apiBase) : undefined;
   const stripe = new Stripe(o.secretKey, {
@@ -64,17 +66,43 @@ export function createStripeGateway(o: StripeOptions): PaymentsGateway {
 
     verifyWebhook(rawBody, signatureHeader) {
       if (!signatureHeader) throw new PaymentsError('WEBHOOK_SIGNATURE_INVALID', 'missing Stripe-Signature header');
-      // The SDK refuses a signature older than the tolerance; one dated in the future is refused the
-      // same way here, or a signature made ahead of time would stay replayable for that long.
-      const t = Number(/(?:^|,)\s*t=(\d+)/.exec(signatureHeader)?.[1]);
-      if (Number.isFinite(t) && t - Math.floor(Date.now() / 1000) > o.toleranceSeconds) {
-        throw new PaymentsError('WEBHOOK_SIGNATURE_INVALID', 'webhook signature rejected: timestamp is in the future, outside the tolerance zone');
-      }
+      // One parse of the header, the SDK's: it signs `<t>.<payload>` with the timestamp it read from
+      // the header (of several t= the last) and compares that against the v1 signatures. The crypto
+      // provider below sees that signed content, so the timestamp judged here is the one the
+      // signature covers, whatever else the header holds.
+      let signedAt: number | undefined;
+      const seeSignedTimestamp = (content: string) => {
+        signedAt = Number(content.slice(0, content.indexOf('.')));
+      };
+      const provider: Stripe.CryptoProvider = {
+        computeHMACSignature: (content, secret) => {
+          seeSignedTimestamp(content);
+          return nodeCrypto.computeHMACSignature(content, secret);
+        },
+        computeHMACSignatureAsync: async (content, secret) => {
+          seeSignedTimestamp(content);
+          return nodeCrypto.computeHMACSignatureAsync(content, secret);
+        },
+        computeSHA256Async: (data) => nodeCrypto.computeSHA256Async(data),
+      };
+      let event: WebhookEvent;
       try {
-        return stripe.webhooks.constructEvent(rawBody, signatureHeader, o.webhookSecret, o.toleranceSeconds) as unknown as WebhookEvent;
+        // Tolerance 0: the SDK checks the signature only; the timestamp rule is the one below.
+        event = stripe.webhooks.constructEvent(rawBody, signatureHeader, o.webhookSecret, 0, provider) as unknown as WebhookEvent;
       } catch (e) {
         throw new PaymentsError('WEBHOOK_SIGNATURE_INVALID', `webhook signature rejected: ${(e as Error).message}`);
       }
+      // One rule: the signed timestamp lies within the tolerance of now, on either side. A signature
+      // dated in the future would otherwise stay replayable for as long as it is ahead.
+      if (signedAt === undefined || !Number.isFinite(signedAt)) {
+        throw new PaymentsError('WEBHOOK_SIGNATURE_INVALID', 'webhook signature rejected: no readable timestamp');
+      }
+      const skew = signedAt - Math.floor(Date.now() / 1000);
+      if (Math.abs(skew) > o.toleranceSeconds) {
+        const where = skew > 0 ? 'in the future' : 'too old';
+        throw new PaymentsError('WEBHOOK_SIGNATURE_INVALID', `webhook signature rejected: timestamp is ${where}, outside the tolerance zone`);
+      }
+      return event;
     },
   };
 }
