@@ -38,12 +38,14 @@ export class Budget {
   }
 
   /**
-   * Admits one row: drops trailing empty cells, cuts to maxColumns and maxCellChars, and returns
-   * undefined once the row, cell or text budget is spent (marking the result truncated).
+   * Admits one row: drops trailing empty cells (unless `asWritten`: a CSV record's empty fields are
+   * data, so its width stays as written and a record of only empty fields is kept), cuts to
+   * maxColumns and maxCellChars, and returns undefined once the row, cell or text budget is spent
+   * (marking the result truncated). An empty array: nothing to keep.
    */
-  takeRow(cells: string[]): string[] | undefined {
+  takeRow(cells: string[], asWritten = false): string[] | undefined {
     let end = cells.length;
-    while (end > 0 && cells[end - 1] === '') end--;
+    if (!asWritten) while (end > 0 && cells[end - 1] === '') end--;
     if (end === 0) return [];
     if (this.rowsKept >= this.limits.maxRows) return this.refuse('rows');
     if (this.textFull) return this.refuse('text');

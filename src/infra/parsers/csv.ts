@@ -1,17 +1,27 @@
 /**
  * CSV with csv-parse, streamed from the file so size never matters for memory. The first 64 KiB
- * decide the encoding (BOM, then the Content-Type charset, else UTF-8), refuse binary content and
- * pick the delimiter (comma, semicolon, tab or pipe: whichever splits the first lines most
- * consistently). The first record is taken as the header. Every record is read, so the row count
- * is exact and a file over maxSourceRows fails; only the first rows within the budget are kept.
+ * decide the encoding (BOM, then the Content-Type charset, else UTF-8 when the bytes are valid
+ * UTF-8, else what chardet detects, reported with its confidence and a warning), refuse binary
+ * content and pick the delimiter (comma, semicolon, tab or pipe: whichever splits the first lines
+ * most consistently). The first record is taken as the header. Every field is kept as written,
+ * empty ones too (RFC 4180: `1,"",""` is three fields). Every record is read, so the row count is
+ * exact and a file over maxSourceRows fails; only the first rows within the budget are kept.
  */
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import type { Extracted } from './assemble';
 import type { Budget } from './budget';
 import { charsetOf, describeBytes, looksBinary } from './detect';
 import { corrupt, describeError, ParseFailure, tooLarge } from './errors';
+
+const require = createRequire(import.meta.url);
+type IconvLite = typeof import('iconv-lite');
+type Chardet = typeof import('chardet');
+let iconv: IconvLite | undefined;
+const loadIconv = (): IconvLite => (iconv ??= require('iconv-lite') as IconvLite);
 
 const sampleBytes = 64 * 1024;
 /** A single record longer than this is a broken file (e.g. an unclosed quote swallowing the rest). */
@@ -19,22 +29,27 @@ const maxRecordChars = 4 * 1024 * 1024;
 
 export async function extractCsv(path: string, contentType: string, budget: Budget): Promise<Extracted> {
   const sample = await readSample(path);
-  const { encoding, bomBytes } = pickEncoding(sample, contentType);
-  if (encoding === 'utf8' && looksBinary(sample.subarray(0, sampleBytes))) {
+  const warnings: string[] = [];
+  const picked = pickEncoding(sample, contentType, warnings);
+  const { bomBytes } = picked;
+  if (!/^utf-?(16|32)/i.test(picked.name) && looksBinary(sample.subarray(bomBytes, sampleBytes))) {
     throw corrupt(`content does not match its type: expected CSV text, found ${describeBytes(sample)}`);
   }
-  const head = Buffer.from(sample.subarray(bomBytes)).toString(encoding);
+  const head = decodeSample(sample.subarray(bomBytes), picked);
   const delimiter = pickDelimiter(head);
 
   const rows: string[][] = [];
   const rowNumbers: number[] = [];
   let records = 0;
   let dropped = false;
+  let replaced = 0;
   const { maxSourceRows } = budget.limits;
-  const source = createReadStream(path, { start: bomBytes });
+  const file = createReadStream(path, { start: bomBytes });
+  // Encodings Node decodes itself go straight to csv-parse; the others through iconv-lite.
+  const source = (picked.node ? file : file.pipe(loadIconv().decodeStream(picked.name))) as Readable;
   const parser = parse({
     delimiter,
-    encoding,
+    ...(picked.node ? { encoding: picked.node } : {}),
     // Any line ending, mixed within one file (csv-parse otherwise takes the first line's for all and
     // glues the records of another kind together); inside quotes a line break stays part of the value.
     record_delimiter: ['\r\n', '\n', '\r'],
@@ -43,30 +58,34 @@ export async function extractCsv(path: string, contentType: string, budget: Budg
     skip_empty_lines: true,
     max_record_size: maxRecordChars,
   });
-  source.on('error', (e) => parser.destroy(e));
+  file.on('error', (e) => parser.destroy(e));
+  if (source !== file) source.on('error', (e) => parser.destroy(e));
   source.pipe(parser);
   try {
     for await (const record of parser as AsyncIterable<string[]>) {
       records++;
       if (records > maxSourceRows) throw tooLarge(`CSV has more than ${maxSourceRows} rows (limit ${maxSourceRows})`);
-      const row = budget.takeRow(record);
+      const row = budget.takeRow(record, true);
       if (row === undefined) dropped = true;
       else if (row.length > 0) {
         rows.push(row);
         rowNumbers.push(records);
+        if (picked.guessed) for (const cell of row) if (cell.includes('\ufffd')) replaced++;
       }
     }
   } catch (e) {
     if (e instanceof ParseFailure) throw e;
     throw corrupt(`CSV could not be parsed: ${describeError(e)}`, e);
   } finally {
-    source.destroy();
+    file.destroy();
+    if (source !== file) source.destroy();
     parser.destroy();
   }
+  if (replaced > 0) warnings.push(`${replaced} field(s) hold bytes that are not ${picked.label} (shown as U+FFFD); declare the charset in the Content-Type`);
   return {
     blocks: [{ type: 'table', source: { kind: 'csv' }, rows, row_numbers: rowNumbers, row_count: records, truncated: dropped, header: true }],
-    meta: { row_count: records, delimiter, encoding: encoding === 'utf8' ? 'utf-8' : encoding === 'latin1' ? 'iso-8859-1' : 'utf-16le' },
-    warnings: [],
+    meta: { row_count: records, delimiter, encoding: picked.label, encoding_confidence: picked.confidence },
+    warnings,
     parser: 'csv-parse',
   };
 }
@@ -82,17 +101,67 @@ async function readSample(path: string): Promise<Buffer> {
   }
 }
 
-type Encoding = 'utf8' | 'latin1' | 'utf16le';
+type NodeEncoding = 'utf8' | 'latin1' | 'utf16le';
 
-function pickEncoding(sample: Buffer, contentType: string): { encoding: Encoding; bomBytes: number } {
-  if (sample[0] === 0xef && sample[1] === 0xbb && sample[2] === 0xbf) return { encoding: 'utf8', bomBytes: 3 };
-  if (sample[0] === 0xff && sample[1] === 0xfe) return { encoding: 'utf16le', bomBytes: 2 };
-  if (sample[0] === 0xfe && sample[1] === 0xff) throw new ParseFailure('unsupported', 'CSV in UTF-16 big-endian is not supported; use UTF-8');
+interface PickedEncoding {
+  /** Node's own decoder, when it has one for this encoding (else iconv-lite decodes `name`). */
+  node?: NodeEncoding;
+  /** iconv-lite's name of the encoding. */
+  name: string;
+  /** Reported as metadata.encoding. */
+  label: string;
+  /** 1 for a BOM or a declared charset; the detector's confidence (0–1) otherwise. */
+  confidence: number;
+  bomBytes: number;
+  /** Not declared: a field that does not decode is worth a warning. */
+  guessed: boolean;
+}
+
+const declared = (name: string, label: string, node?: NodeEncoding, bomBytes = 0): PickedEncoding =>
+  ({ name, label, confidence: 1, bomBytes, guessed: false, ...(node ? { node } : {}) });
+
+function pickEncoding(sample: Buffer, contentType: string, warnings: string[]): PickedEncoding {
+  if (sample[0] === 0xef && sample[1] === 0xbb && sample[2] === 0xbf) return declared('utf8', 'utf-8', 'utf8', 3);
+  if (sample[0] === 0xff && sample[1] === 0xfe) return declared('utf16le', 'utf-16le', 'utf16le', 2);
+  if (sample[0] === 0xfe && sample[1] === 0xff) return declared('utf16be', 'utf-16be', undefined, 2);
   const charset = charsetOf(contentType);
-  if (charset && /^(iso-8859-1|latin-?1|windows-1252|cp1252|us-ascii|ascii)$/.test(charset)) return { encoding: 'latin1', bomBytes: 0 };
-  if (charset && /^utf-?16(le)?$/.test(charset)) return { encoding: 'utf16le', bomBytes: 0 };
-  if (charset && !/^utf-?8$/.test(charset)) throw new ParseFailure('unsupported', `CSV charset ${charset} is not supported (use UTF-8, UTF-16LE or ISO-8859-1)`);
-  return { encoding: 'utf8', bomBytes: 0 };
+  const valid = isUtf8(sample);
+  if (charset && !/^utf-?8$/.test(charset)) {
+    if (/^(iso-8859-1|latin-?1|l1|us-ascii|ascii)$/.test(charset)) return declared('latin1', 'iso-8859-1', 'latin1');
+    if (/^utf-?16(le)?$/.test(charset)) return declared('utf16le', 'utf-16le', 'utf16le');
+    if (!loadIconv().encodingExists(charset)) throw new ParseFailure('unsupported', `CSV charset ${charset} is not supported`);
+    return declared(charset, charset);
+  }
+  if (valid) return { ...declared('utf8', 'utf-8', 'utf8'), guessed: charset === undefined };
+  // Not UTF-8, whatever was declared: the bytes decide, and the result says so.
+  const detected = detect(sample);
+  warnings.push(`CSV is not valid UTF-8${charset ? ' although its Content-Type says so' : ' and declares no charset'}; decoded as ${detected.label} (detected, confidence ${detected.confidence})`);
+  return detected;
+}
+
+/** Valid UTF-8, allowing a sequence cut off at the end of the sample. */
+function isUtf8(sample: Buffer): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(sample, { stream: sample.length >= sampleBytes });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The likeliest single-byte or East Asian encoding of bytes that are not UTF-8 (chardet). */
+function detect(sample: Buffer): PickedEncoding {
+  const chardet = require('chardet') as Chardet;
+  const candidates = chardet.analyse(sample).filter((c) => !/^(UTF-|ASCII)/i.test(c.name) && loadIconv().encodingExists(c.name));
+  const best = candidates[0];
+  // Nothing plausible: Windows-1252, the commonest non-UTF-8 text, decodes every byte.
+  if (!best) return { name: 'windows-1252', label: 'windows-1252', confidence: 0, bomBytes: 0, guessed: true };
+  const label = best.name.toLowerCase();
+  return { name: best.name, label, confidence: Math.round(best.confidence) / 100, bomBytes: 0, guessed: true, ...(label === 'iso-8859-1' ? { node: 'latin1' as const } : {}) };
+}
+
+function decodeSample(bytes: Buffer, picked: PickedEncoding): string {
+  return picked.node ? Buffer.from(bytes).toString(picked.node) : loadIconv().decode(Buffer.from(bytes), picked.name);
 }
 
 const candidates = [',', ';', '\t', '|'];

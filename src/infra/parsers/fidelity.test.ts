@@ -11,6 +11,7 @@ import { xlsxWorkbook } from '../../../test/fixtures/documents';
 import { entryOrder, rezip } from '../../../test/fixtures/fidelity';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+const CSV = 'text/csv';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-fidelity-'));
 const parser = createDocumentParser({ concurrency: 1 });
@@ -38,5 +39,48 @@ describe('XLSX', () => {
     // Sheets ahead of the shared strings too, and styles after the sheets: dates are still dates.
     const stylesLast = await rezip(good, ['xl/worksheets/sheet1.xml', 'xl/workbook.xml', 'xl/_rels/workbook.xml.rels', 'xl/sharedStrings.xml']);
     expect((await parser.parse(file('styles-last.xlsx', stylesLast), XLSX)).tables![0]!.rows[1]).toEqual(expected.tables![0]!.rows[1]);
+  });
+});
+
+describe('CSV', () => {
+  test('empty fields are data: every field kept, row widths as written, a record of only commas kept', async () => {
+    const quotedEmpties = await parser.parse(file('empties.csv', 'a,b,c\r\n1,"",""\r\n'), CSV);
+    expect(quotedEmpties.header).toEqual(['a', 'b', 'c']);
+    expect(quotedEmpties.rows).toEqual([['1', '', '']]);
+    const trailing = await parser.parse(file('trailing.csv', 'A,B,\r\n1,2,3\r\n'), CSV);
+    expect(trailing.header).toEqual(['A', 'B', '']);
+    expect(trailing.rows).toEqual([['1', '2', '3']]);
+    const commas = await parser.parse(file('commas.csv', 'x,y,z\n1,2,3\n,,\n4,5,6\n'), CSV);
+    expect(commas.rows).toEqual([['1', '2', '3'], ['', '', ''], ['4', '5', '6']]);
+    expect(commas.tables![0]!.row_numbers).toEqual([1, 2, 3, 4]);
+    expect(commas.metadata.row_count).toBe(4);
+    // RFC 4180 besides: a quoted CRLF inside a field, a BOM, an empty trailing field.
+    const rfc = await parser.parse(file('rfc.csv', '\ufeffname,note,\r\n"Ann","two\r\nlines",\r\n'), CSV);
+    expect(rfc.header).toEqual(['name', 'note', '']);
+    expect(rfc.rows).toEqual([['Ann', 'two\r\nlines', '']]);
+  });
+
+  test('Latin-1 and ISO-8859-7 uploaded as plain text/csv are detected, decoded and reported with a confidence', async () => {
+    const latin = await parser.parse(file('latin.csv', Buffer.from('ville,pays\nGen\xe8ve,Suisse\nZ\xfcrich,Suisse\n', 'latin1')), CSV);
+    expect(latin.rows).toEqual([['Genève', 'Suisse'], ['Zürich', 'Suisse']]);
+    expect(latin.metadata.encoding).toMatch(/^(iso-8859-1|windows-1252)$/);
+    expect(latin.metadata.encoding_confidence).toBeGreaterThan(0);
+    expect(latin.metadata.encoding_confidence).toBeLessThan(1);
+    expect(latin.metadata.warnings.join('\n')).toMatch(/not valid UTF-8 and declares no charset; decoded as (iso-8859-1|windows-1252) \(detected, confidence /);
+    expect(latin.text).not.toContain('\ufffd');
+
+    const iconv = (await import('iconv-lite')).default;
+    const greek = iconv.encode('πόλη,χώρα\nΑθήνα,Ελλάδα\nΘεσσαλονίκη,Ελλάδα\nΠάτρα,Ελλάδα\n', 'iso-8859-7');
+    const g = await parser.parse(file('greek.csv', greek), CSV);
+    expect(g.header).toEqual(['πόλη', 'χώρα']);
+    expect(g.rows).toEqual([['Αθήνα', 'Ελλάδα'], ['Θεσσαλονίκη', 'Ελλάδα'], ['Πάτρα', 'Ελλάδα']]);
+    expect(g.metadata).toMatchObject({ encoding: 'iso-8859-7' });
+    // Declared, it is taken as declared, confidence 1, no warning.
+    const declared = await parser.parse(file('greek-declared.csv', greek), 'text/csv; charset=ISO-8859-7');
+    expect(declared.rows).toEqual(g.rows);
+    expect(declared.metadata).toMatchObject({ encoding: 'iso-8859-7', encoding_confidence: 1, warnings: [] });
+    // Plain UTF-8 stays UTF-8 without a warning.
+    const utf8 = await parser.parse(file('utf8.csv', 'ville,pays\nGenève,Suisse\n'), CSV);
+    expect(utf8.metadata).toMatchObject({ encoding: 'utf-8', encoding_confidence: 1, warnings: [] });
   });
 });

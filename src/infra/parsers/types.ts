@@ -151,6 +151,8 @@ export interface ParseMetadata {
   /** CSV: delimiter and encoding the parser used. */
   delimiter?: string;
   encoding?: string;
+  /** CSV: 1 when a BOM or the Content-Type charset gave the encoding, else the detector's confidence (0–1). */
+  encoding_confidence?: number;
   char_count: number;
   chunk_count: number;
   truncated: boolean;
