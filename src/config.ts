@@ -7,7 +7,7 @@ import { webSettings } from './config/web';
 import { searchSettings } from './config/search';
 import { billingSettings } from './config/billing';
 import { discoverySettings } from './config/discovery';
-import { trustSettings } from './config/trust';
+import { trustSettings, trustSettingsProblems } from './config/trust';
 
 /** Every settings group, in the order the docs list them. */
 export const settingsGroups: SettingsGroup<SettingsShape>[] = [
@@ -47,6 +47,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   // Settings that must agree with each other.
   problems.push(...blobsSettingsProblems(config.blobs));
+  problems.push(...trustSettingsProblems(config.trust));
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

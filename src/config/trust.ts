@@ -6,3 +6,11 @@ export const trustSettings = group('Trust', {
   checkpointIntervalMs: int('SVC_TRUST_CHECKPOINT_INTERVAL_MS', 1000, 'Least time between two checkpoints an instance signs; a checkpoint request in between answers the newest signed one.', { min: 0, max: 3_600_000 }),
   ratingsPerDay: int('SVC_INTERACTION_RATINGS_PER_DAY', 200, 'Interaction ratings (POST /v1/feedback/interaction) one rater may give per UTC day; ratings are free.', { min: 1, max: 1_000_000 }),
 });
+
+/** A checkpoint origin is also the signing key's name: C2SP signed-note forbids "+" and whitespace in it. */
+export function trustSettingsProblems(trust: { logOrigin?: string }): string[] {
+  if (trust.logOrigin !== undefined && (trust.logOrigin === '' || /[+\s]/u.test(trust.logOrigin))) {
+    return ['SVC_TRUST_LOG_ORIGIN must be a non-empty schema-less URL without "+" or whitespace (it names the checkpoint signing key)'];
+  }
+  return [];
+}

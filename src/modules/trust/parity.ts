@@ -1,16 +1,16 @@
 /**
  * Parity check: replays the whole trust log from index 0 into fresh in-memory projections and
- * diffs them against the stored ones. It also re-hashes every entry and rebuilds the Merkle root,
- * so an entry rewritten in place, a projection row altered behind the service's back, or a
- * projection row with no log entry is reported. The result is stored; `/latest` returns it.
+ * diffs them against the stored ones. It also re-hashes every entry and rebuilds every complete
+ * subtree of the Merkle tree, so an entry or a tree node rewritten in place, a projection row altered
+ * behind the service's back, or a projection row with no log entry is reported. The result is stored; `/latest` returns it.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { Clock } from '../../lib/clock';
 import { iso } from '../../lib/clock';
 import { newOrderedId } from '../../lib/ids';
-import { leafHash, nodeHash, rootAt } from '../../infra/tlog/merkle';
-import { nodeReader, type TrustLogStore } from './log-store';
+import { leafHash, nodeHash } from '../../infra/tlog/merkle';
+import type { TrustLogStore } from './log-store';
 
 /** One log entry as replay sees it. */
 export interface ReplayEntry {
@@ -61,14 +61,42 @@ const normal = (v: unknown) => (v === null || v === undefined ? null : typeof v 
 export function createParity(deps: { db: Kysely<Database>; store: TrustLogStore; clock: Clock; projections: ReplayerFactory[] }) {
   const { db, store, clock } = deps;
 
+  /** Stored complete-subtree hashes against the rebuilt ones, page by page in key order. */
+  async function diffNodes(built: Map<string, string>): Promise<Mismatch[]> {
+    const out: Mismatch[] = [];
+    const seen = new Set<string>();
+    let after: { level: number; idx: number } | undefined;
+    for (;;) {
+      let q = db.selectFrom('trust_log_nodes').select(['level', 'idx', 'hash']);
+      if (after) {
+        const a = after;
+        q = q.where((eb) => eb.or([eb('level', '>', a.level), eb.and([eb('level', '=', a.level), eb('idx', '>', a.idx)])]));
+      }
+      const rows = await q.orderBy('level').orderBy('idx').limit(PAGE * 4).execute();
+      if (rows.length === 0) break;
+      for (const r of rows) {
+        const key = `${r.level}/${Number(r.idx)}`;
+        seen.add(key);
+        const expected = built.get(key);
+        if (expected !== r.hash) out.push({ projection: 'trust_log_nodes', key, field: 'hash', expected: expected ?? 'no node', stored: r.hash });
+      }
+      const last = rows[rows.length - 1];
+      after = { level: last.level, idx: Number(last.idx) };
+    }
+    for (const key of built.keys()) if (!seen.has(key)) out.push({ projection: 'trust_log_nodes', key, field: 'hash', expected: built.get(key), stored: 'no node' });
+    return out;
+  }
+
   async function run() {
     const started = performance.now();
     const now = clock.now();
     const size = await store.size();
     const replayers = deps.projections.map((f) => f());
     const mismatches: Mismatch[] = [];
-    // The tree is rebuilt from the entries' own bytes with a stack of complete subtrees.
+    // The tree is rebuilt from the entries' own bytes with a stack of complete subtrees; every
+    // complete subtree is then compared with the stored hash (a proof reads those).
     const stack: { level: number; hash: Buffer }[] = [];
+    const built = new Map<string, string>();
     for (let start = 0; start < size; start += PAGE) {
       const rows = await store.entries(start, Math.min(size, start + PAGE));
       for (const r of rows) {
@@ -76,9 +104,11 @@ export function createParity(deps: { db: Kysely<Database>; store: TrustLogStore;
         const leaf = leafHash(Buffer.from(r.entry, 'utf8'));
         if (leaf.toString('hex') !== r.leaf_hash) mismatches.push({ projection: 'trust_log', key: String(index), field: 'leaf_hash', expected: leaf.toString('hex'), stored: r.leaf_hash });
         let node = { level: 0, hash: leaf };
+        built.set(`0/${index}`, leaf.toString('hex'));
         while (stack.length > 0 && stack[stack.length - 1].level === node.level) {
           const left = stack.pop() as { level: number; hash: Buffer };
           node = { level: node.level + 1, hash: nodeHash(left.hash, node.hash) };
+          built.set(`${node.level}/${Math.floor(index / 2 ** node.level)}`, node.hash.toString('hex'));
         }
         stack.push(node);
         const parsed = JSON.parse(r.entry) as { kind: string; at: string; agent_id: string | null; epoch: number | null; data: Record<string, unknown>; index: number };
@@ -87,12 +117,7 @@ export function createParity(deps: { db: Kysely<Database>; store: TrustLogStore;
         for (const rp of replayers) rp.feed(entry);
       }
     }
-    if (size > 0) {
-      let root = stack[stack.length - 1].hash;
-      for (let i = stack.length - 2; i >= 0; i--) root = nodeHash(stack[i].hash, root);
-      const stored = await rootAt(size, nodeReader(db));
-      if (!stored.equals(root)) mismatches.push({ projection: 'trust_log', key: `root@${size}`, field: 'root_hash', expected: root.toString('hex'), stored: stored.toString('hex') });
-    }
+    mismatches.push(...await diffNodes(built));
     const agents = new Set<string>();
     for (const rp of replayers) {
       mismatches.push(...await rp.diff(now));
