@@ -30,6 +30,8 @@ export interface TableBlock {
   header: boolean;
   /** A line put at the top of every chunk, e.g. `Sheet: Q1`. */
   caption?: string;
+  /** XLSX: the cells' values beside `rows`, where a cell shows its number differently (else null). */
+  values?: (number | boolean | string | null)[][];
 }
 
 export type Block = TextBlock | TableBlock;
@@ -102,7 +104,7 @@ export function assemble(kind: ParseKind, extracted: Extracted, budget: Budget, 
       }
       const body = lines.join('\n');
       const table: TableBlock = n < block.rows.length
-        ? { ...block, rows: block.rows.slice(0, n), row_numbers: block.row_numbers.slice(0, n), truncated: true }
+        ? { ...block, rows: block.rows.slice(0, n), row_numbers: block.row_numbers.slice(0, n), ...(block.values ? { values: block.values.slice(0, n) } : {}), truncated: true }
         : block;
       if (n < block.rows.length) budget.truncate('text');
       if (n === 0) break;
@@ -122,7 +124,7 @@ export function assemble(kind: ParseKind, extracted: Extracted, budget: Budget, 
   kept.forEach((block, i) => {
     if (block.type !== 'table') return;
     tableOfBlock.set(i, tables.length);
-    tables.push({ index: tables.length, source: block.source, rows: block.rows, row_numbers: block.row_numbers, row_count: block.row_count, truncated: block.truncated });
+    tables.push({ index: tables.length, source: block.source, rows: block.rows, ...(block.values ? { values: block.values } : {}), row_numbers: block.row_numbers, row_count: block.row_count, truncated: block.truncated });
   });
 
   const chunks = buildChunks(text, kept, spans, tableOfBlock, chunking);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createDocumentParser } from './index';
 import { xlsxWorkbook } from '../../../test/fixtures/documents';
-import { entryOrder, rezip } from '../../../test/fixtures/fidelity';
+import { entryOrder, formattedWorkbook, rezip } from '../../../test/fixtures/fidelity';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const CSV = 'text/csv';
@@ -39,6 +39,40 @@ describe('XLSX', () => {
     // Sheets ahead of the shared strings too, and styles after the sheets: dates are still dates.
     const stylesLast = await rezip(good, ['xl/worksheets/sheet1.xml', 'xl/workbook.xml', 'xl/_rels/workbook.xml.rels', 'xl/sharedStrings.xml']);
     expect((await parser.parse(file('styles-last.xlsx', stylesLast), XLSX)).tables![0]!.rows[1]).toEqual(expected.tables![0]!.rows[1]);
+  });
+});
+
+describe('XLSX cells as displayed', () => {
+  test('numbers and dates are rendered with their number format; the value stays beside the text', async () => {
+    const r = await parser.parse(file('formats.xlsx', await formattedWorkbook()), XLSX);
+    const table = r.tables![0]!;
+    expect(table.rows).toEqual([
+      ['what', 'shown'],
+      ['thousands', '1,599.99'],
+      ['percent', '2.50%'],
+      ['fraction', '2 1/2'],
+      ['date', '17-May-07'],
+      ['one decimal', '3.1'],
+      ['zip code', '00123'],
+      ['currency', '($5.00)'],
+      ['time', '2024-01-15 13:30'],
+      ['general', '0.3'],
+      ['text', '007'],
+    ]);
+    expect(table.values).toEqual([
+      [null, null],
+      [null, 1599.99],
+      [null, 0.025],
+      [null, 2.5],
+      [null, '2007-05-17'],
+      [null, 3.14159],
+      [null, 123],
+      [null, -5],
+      [null, '2024-01-15T13:30:00Z'],
+      [null, null],
+      [null, null],
+    ]);
+    expect(r.text).toContain('thousands | 1,599.99');
   });
 });
 

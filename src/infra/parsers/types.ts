@@ -99,6 +99,11 @@ export interface ParsedTable {
   source: TableSource;
   /** All rows including a header row, as in the source. */
   rows: string[][];
+  /**
+   * XLSX, only when some cell shows its value formatted: the values beside `rows` (same shape),
+   * the number (a date as ISO 8601) where the shown text differs from it, else null.
+   */
+  values?: (number | boolean | string | null)[][];
   /** 1-based source row numbers of `rows` (CSV record number, sheet row number, DOCX table row). */
   row_numbers: number[];
   row_count: number;

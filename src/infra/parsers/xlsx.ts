@@ -1,8 +1,11 @@
 /**
  * XLSX with exceljs' streaming WorkbookReader: rows arrive one at a time, so a large sheet costs
  * time, not memory (shared strings are cached, bounded by the ZIP guard's inflate limit). Cells are
- * turned into the text a reader would see: formula results, rich text joined, dates as ISO 8601,
- * numbers to 15 significant digits like Excel. Every row is read so counts are exact and a workbook
+ * turned into the text a reader would see: formula results, rich text joined, numbers and dates
+ * rendered with the cell's number format (numfmt, an Excel number-format library: `1,599.99`,
+ * `2.50%`, `2 1/2`, `17-May-07`, `00123`); with no format (General) numbers to 15 significant
+ * digits like Excel, and dates in the locale's short-date format as ISO 8601. A number shown
+ * differently from its value keeps the value in the table's `values`. Every row is read so counts are exact and a workbook
  * over maxSourceRows (row elements, empty or not) fails; rows beyond the budget are counted, not kept.
  */
 import { createRequire } from 'node:module';
@@ -18,7 +21,12 @@ let excel: ExcelJs | undefined;
 const load = (): ExcelJs => (excel ??= require('exceljs') as ExcelJs);
 
 interface SheetModel { id: number; name: string; state?: string }
-interface StreamRow { number: number; eachCell(cb: (cell: { value: unknown }, col: number) => void): void }
+interface StreamCell { value: unknown; numFmt?: string }
+interface StreamRow { number: number; eachCell(cb: (cell: StreamCell, col: number) => void): void }
+type NumFmt = typeof import('numfmt');
+// numfmt ships ESM only (its CommonJS entry is missing from the package): loaded once, on first use.
+let numfmt: Promise<NumFmt> | undefined;
+const loadNumfmt = () => (numfmt ??= import('numfmt'));
 interface StreamSheet extends AsyncIterable<StreamRow> { id: number | string; name?: string; state?: string }
 
 export async function extractXlsx(path: string, budget: Budget): Promise<Extracted> {
@@ -38,6 +46,8 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
     hyperlinks: 'ignore',
     entries: 'ignore',
   });
+  const nf = await loadNumfmt();
+  const display = (cell: StreamCell): Shown => shownCell(cell, nf);
   const read: { sheet: StreamSheet; table: TableBlock; columns: number }[] = [];
   let total = 0;
   let scanned = 0;
@@ -70,12 +80,14 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
           continue;
         }
         const cells: string[] = [];
+        let values: CellValue[] | undefined;
         let blank = true;
         row.eachCell((cell, col) => {
           if (col > maxColumns) { budget.truncate('columns'); return; }
-          const text = cellText(cell.value);
-          cells[col - 1] = text;
-          if (blank && !isBlank(text)) blank = false;
+          const shown = display(cell);
+          cells[col - 1] = shown.text;
+          if (shown.value !== undefined) (values ??= [])[col - 1] = shown.value;
+          if (blank && !isBlank(shown.text)) blank = false;
         });
         if (blank) continue;
         for (let i = 0; i < cells.length; i++) cells[i] ??= '';
@@ -84,7 +96,15 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
         if (cells.length > columns) columns = cells.length;
         const kept = budget.takeRow(cells);
         if (kept === undefined) table.truncated = true;
-        else if (kept.length > 0) { table.rows.push(kept); table.row_numbers.push(row.number); }
+        else if (kept.length > 0) {
+          if (values) {
+            // Rows before this one had no value differing from its text: their entries are null.
+            table.values ??= table.rows.map((r) => r.map(() => null));
+            table.values.push(Array.from({ length: kept.length }, (_, i) => values![i] ?? null));
+          } else if (table.values) table.values.push(kept.map(() => null));
+          table.rows.push(kept);
+          table.row_numbers.push(row.number);
+        }
       }
       read.push({ sheet, table, columns });
     }
@@ -117,6 +137,57 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
     return info;
   });
   return { blocks, sheets, meta: { ...meta, sheet_count: sheets.length, row_count: total }, warnings: [], parser: 'exceljs' };
+}
+
+type CellValue = number | boolean | string | null;
+interface Shown { text: string; value?: CellValue }
+
+/**
+ * Formats Excel shows as the reader's locale short date or date-time (built-in ids 14 and 22, named
+ * by exceljs as below): the locale is not in the file, so these are given as ISO 8601, unambiguous.
+ */
+const localeDateFormats = new Set(['mm-dd-yy', 'm/d/yy h:mm', 'm/d/yy']);
+const dayMs = 86_400_000;
+/** Serial day number of 1970-01-01 in the 1900 date system (exceljs' dates are UTC instants). */
+const unixEpochSerial = 25_569;
+
+/** What a cell shows: its number format applied; `value` when a program would want the number. */
+function shownCell(cell: StreamCell, nf: NumFmt): Shown {
+  let value = cell.value;
+  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+    const v = value as Record<string, unknown>;
+    if ('formula' in v || 'sharedFormula' in v) value = v.result;
+  }
+  const format = cell.numFmt;
+  if (typeof value === 'number' && Number.isFinite(value) && format && !/^general$/i.test(format)) {
+    const text = formatWith(nf, format, value);
+    if (text !== undefined) return text === formatNumber(value) ? { text } : { text, value };
+  }
+  if (value instanceof Date && !Number.isNaN(value.getTime())) {
+    const iso = formatDate(value);
+    if (format && !localeDateFormats.has(format)) {
+      // exceljs turned the serial number into an instant (1904 date system included); numfmt takes
+      // the 1900 system's serial of that instant.
+      const serial = value.getTime() / dayMs + unixEpochSerial;
+      const text = formatWith(nf, format, serial);
+      if (text !== undefined && text !== '') return { text, value: iso };
+    }
+    return { text: iso };
+  }
+  return { text: cellText(value) };
+}
+
+const badFormats = new Set<string>();
+
+/** The number as the format shows it, or undefined when numfmt cannot read the format. */
+function formatWith(nf: NumFmt, format: string, value: number): string | undefined {
+  if (badFormats.has(format)) return undefined;
+  try {
+    return nf.format(format, value, { throws: true, nbsp: false });
+  } catch {
+    if (badFormats.size < 1000) badFormats.add(format);
+    return undefined;
+  }
 }
 
 /** What a cell shows, as text. */
@@ -168,7 +239,6 @@ function formatNumber(n: number): string {
   return digits <= 15 ? s : String(Number(n.toPrecision(15)));
 }
 
-const dayMs = 86_400_000;
 const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
 
 /** `YYYY-MM-DD` for a whole day, else ISO 8601 (milliseconds only when there are some). */
