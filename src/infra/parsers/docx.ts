@@ -4,11 +4,13 @@
  * (mammoth would otherwise inline them as base64). Headings become their own blocks so chunks can
  * name the section they fall in. Nested tables are flattened into their cell's text.
  */
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Block, Extracted } from './assemble';
 import type { Budget } from './budget';
 import { corrupt, describeError, ParseFailure } from './errors';
 import { openOoxml, readCoreProperties } from './ooxml';
+import { needsRewrite, relationships, rewriteMainPart, type PartReader } from './docx-parts';
 
 const require = createRequire(import.meta.url);
 type Mammoth = typeof import('mammoth');
@@ -26,8 +28,23 @@ export async function extractDocx(path: string, budget: Budget): Promise<Extract
   const { mammoth, linkedom } = load();
   let html: string;
   let messages: { type: string; message: string }[];
+  const warnings: string[] = [];
   try {
-    const result = await mammoth.convertToHtml({ path }, {
+    // Ruby, altChunk, chart and diagram text are put into the main part before mammoth reads it
+    // (docx-parts.ts); a document without them goes to mammoth untouched.
+    let input: { path: string } | { file: PartReader } = { path };
+    const main = await zip.readText('word/document.xml', budget.limits.maxUnzippedBytes);
+    if (main !== undefined && needsRewrite(main)) {
+      const zipfile = require('mammoth/lib/zipfile') as { openArrayBuffer(b: Buffer): Promise<PartReader & { read(name: string, encoding?: string): Promise<unknown> }> };
+      const file = await zipfile.openArrayBuffer(await readFile(path));
+      const rewritten = await rewriteMainPart(main, relationships(await zip.readText('word/_rels/document.xml.rels')), file, warnings);
+      const read = file.read.bind(file);
+      file.read = ((name: string, encoding?: string) => (name === 'word/document.xml'
+        ? Promise.resolve(encoding ? rewritten : new TextEncoder().encode(rewritten))
+        : read(name, encoding))) as typeof file.read;
+      input = { file };
+    }
+    const result = await mammoth.convertToHtml(input as Parameters<Mammoth['convertToHtml']>[0], {
       convertImage: mammoth.images.imgElement(async () => ({ src: '' })),
       includeEmbeddedStyleMap: false,
       ignoreEmptyParagraphs: true,
@@ -43,7 +60,7 @@ export async function extractDocx(path: string, budget: Budget): Promise<Extract
   return {
     blocks,
     meta,
-    warnings: messages.filter((m) => m.type !== 'info').map((m) => m.message),
+    warnings: [...warnings, ...messages.filter((m) => m.type !== 'info').map((m) => m.message)],
     parser: 'mammoth',
   };
 }

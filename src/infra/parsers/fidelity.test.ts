@@ -8,10 +8,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createDocumentParser } from './index';
 import { xlsxWorkbook } from '../../../test/fixtures/documents';
-import { entryOrder, formattedWorkbook, rezip } from '../../../test/fixtures/fidelity';
+import { altChunkDocx, chartDocx, entryOrder, formattedWorkbook, rezip, rubyDocx } from '../../../test/fixtures/fidelity';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const CSV = 'text/csv';
+const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-fidelity-'));
 const parser = createDocumentParser({ concurrency: 1 });
@@ -116,5 +117,22 @@ describe('CSV', () => {
     // Plain UTF-8 stays UTF-8 without a warning.
     const utf8 = await parser.parse(file('utf8.csv', 'ville,pays\nGenève,Suisse\n'), CSV);
     expect(utf8.metadata).toMatchObject({ encoding: 'utf-8', encoding_confidence: 1, warnings: [] });
+  });
+});
+
+describe('DOCX text mammoth does not read', () => {
+  test('ruby (phonetic guides): the base text, then the guide in parentheses', async () => {
+    const r = await parser.parse(file('ruby.docx', await rubyDocx()), DOCX);
+    expect(r.text).toBe('ここは東京(とうきょう)です。\n\nSecond paragraph.');
+  });
+
+  test('altChunk: an imported MHT page is read in place', async () => {
+    const r = await parser.parse(file('altchunk.docx', await altChunkDocx()), DOCX);
+    expect(r.text).toBe('Before the chunk.\n\nImported été report\n\nFirst imported paragraph & more.\n\nSecond imported paragraph.\n\nAfter the chunk.');
+  });
+
+  test('chart titles, series and categories, and SmartArt text, after their drawing', async () => {
+    const r = await parser.parse(file('chart.docx', await chartDocx()), DOCX);
+    expect(r.text).toBe('Figures follow.\n\nRevenue by region; 2024; North; South\n\nPlan; Build; Ship\n\nEnd.');
   });
 });
