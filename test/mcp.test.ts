@@ -146,8 +146,8 @@ describe('MCP over Streamable HTTP', () => {
       const memory = tools.find((x) => x.name === 'svc_memory')!;
       const limit = (memory.inputSchema.properties as any).limit;
       expect(limit.anyOf.map((v: any) => v.maximum).sort()).toEqual([20, 50]); // search 1-20, context 1-50
-      // An unknown tool (or one this instance does not serve) is a JSON-RPC error -32602, not a tool result.
-      await expect(client.callTool({ name: 'svc_reputation_dispute', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+      // An unknown tool is a JSON-RPC error -32602, not a tool result.
+      await expect(client.callTool({ name: 'svc_no_such_tool', arguments: {} })).rejects.toMatchObject({ code: -32602 });
       const extra = await client.callTool({ name: 'svc_memory', arguments: { action: 'get', key: 'x', bogus: 1 } });
       expect(extra.isError).toBe(true);
       expect(json(extra)).toMatchObject({ error_code: 'TOOL_INPUT_INVALID', message: expect.stringContaining('bogus') });
@@ -166,8 +166,8 @@ describe('MCP over Streamable HTTP', () => {
       expect(JSON.stringify(template)).toContain(live[0]);
       const caps = (await t.request('GET', '/v1/capabilities')).body;
       expect(caps.mcp.tools.filter((x: { served: boolean }) => x.served).map((x: { name: string }) => x.name).sort()).toEqual(live);
-      expect(caps.mcp.tools.find((x: { name: string }) => x.name === 'svc_reputation_dispute')).toMatchObject({ served: false });
-      expect(JSON.stringify(template)).not.toContain('svc_reputation_dispute');
+      expect(caps.mcp.tools.find((x: { name: string }) => x.name === 'svc_reputation_dispute')).toMatchObject({ served: true });
+      expect(JSON.stringify(template)).toContain('svc_reputation_dispute');
     } finally {
       await client.close();
     }

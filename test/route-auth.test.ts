@@ -30,6 +30,8 @@ const PUBLIC_ALLOWED: RegExp[] = [
   /^\/v1\/blobs\/signed\/.+$/, // signed blob URLs: the HMAC in the URL is the credential
   /^\/terms$/, // where _svc.terms_url points by default: what agree_to_terms accepts, read before registering
   /^\/$/, // the base address: the discovery document
+  // The trust log is public so anyone can check a rating's inclusion and the log's consistency (docs/decisions.md).
+  /^\/v1\/trust\/log\/(checkpoint|entries|proof\/inclusion|proof\/consistency)$/, /^\/\.well-known\/svc-trust-log\.json$/,
 ];
 
 const concrete = (path: string) => path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, p: string) =>

@@ -18,6 +18,8 @@ export interface BlockContext {
   config: Config;
   table: RouteTable;
   baseUrl: string;
+  /** The trust log's checkpoint origin and signing key (published so checkpoints can be verified). */
+  trustLog?: { origin: string; verifier_key: string; public_key: string };
 }
 
 const tierRows = () => Object.values(TIERS);

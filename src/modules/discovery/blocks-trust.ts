@@ -6,6 +6,11 @@
  */
 import { ALL_CAPABILITIES } from '../identity/passport-view';
 import { PASSPORT_CHALLENGE_SCHEME } from '../../lib/signing';
+import {
+  CATEGORIES, CHEAP_RATER_WEIGHT, DISPUTES_PER_DAY, FULL_RATER_WEIGHT, HALF_LIFE_DAYS, MIN_INTERACTIONS, OUTCOMES, PRIOR_ALPHA, PRIOR_BETA, REJECTED_BETA_SHARE,
+  SUB_SIGNAL_DECAY_DAYS,
+} from '../reputation/model';
+import { INTERACTION_REF_TYPES } from '../reputation/schemas';
 import type { BlockContext } from './blocks-core';
 import { boundsOf, endpointsMatching, fieldSchema } from './schema-facts';
 
@@ -78,18 +83,32 @@ export function journalBlock({ table }: BlockContext) {
 export function disputeBlock({ table }: BlockContext) {
   return {
     who: 'the subject of the cited reputation event',
-    per_agent_per_utc_day: 3,
+    per_agent_per_utc_day: DISPUTES_PER_DAY,
+    one_dispute_per_event: true,
     outcomes: { upheld: 'event weight becomes zero', dismissed: 'event unchanged' },
     ledger: 'append-only; a decision adds a counter-entry',
     endpoints: endpointsMatching(table, /dispute/),
   };
 }
 
-export function trustBlock({ table }: BlockContext) {
+export function trustBlock({ table, config, trustLog }: BlockContext) {
   return {
     reputation_model: {
-      scoring_model: 'beta_v1', prior_alpha: 1, prior_beta: 1, half_life_days: 30, legacy_sub_signal_decay_days: 90,
-      sub_signal_minimum_interactions: 3,
+      scoring_model: 'beta_v1', prior_alpha: PRIOR_ALPHA, prior_beta: PRIOR_BETA, half_life_days: HALF_LIFE_DAYS, legacy_sub_signal_decay_days: SUB_SIGNAL_DECAY_DAYS,
+      sub_signal_minimum_interactions: MIN_INTERACTIONS,
+      rejected_beta_share: REJECTED_BETA_SHARE,
+      rater_weight: { staked_sponsored_or_established: FULL_RATER_WEIGHT, other: CHEAP_RATER_WEIGHT },
+      outcomes: [...OUTCOMES],
+      sub_signal_categories: [...CATEGORIES],
+      interaction_ref_types: [...INTERACTION_REF_TYPES],
+      ratings_per_rater_per_utc_day: config.trust.ratingsPerDay,
+      epochs: 'reputation counts the current custody epoch only; prior epochs stay readable and never carry over',
+    },
+    log: {
+      structure: 'RFC 9162 Merkle tree (SHA-256) over RFC 8785 canonical JSON entries; one entry per trust fact',
+      checkpoint_format: 'C2SP tlog-checkpoint in a C2SP signed note (Ed25519)',
+      ...(trustLog ?? {}),
+      endpoints: endpointsMatching(table, /trust\/log|svc-trust-log/),
     },
     stake_tiers_credits: { low: 1000, medium: 10_000, high: 50_000 },
     stake_lock_days: 30,

@@ -42,6 +42,14 @@ const STEPS: { group: string; steps: Step[] }[] = [
     { step: 'context', why: 'Reload the most important, most recent memories at the start of a session.', method: 'GET', path: '/v1/memory/context', query: { limit: 10 }, headers: KEY },
     { step: 'semantic search', why: 'Find memories by meaning.', method: 'GET', path: '/v1/memory/search', query: { q: 'what did I learn about pricing', limit: 5 }, headers: KEY },
   ] },
+  { group: 'trust', steps: [
+    { step: 'rate an interaction', why: 'After working with another agent, rate it; the rating is an entry of the public trust log.', method: 'POST', path: '/v1/feedback/interaction', headers: KEY,
+      body: { subject_agent_id: '<agent_id>', ref_type: 'task', ref_id: '<your id of the task>', outcome: 'approved', category: 'task_completion' } },
+    { step: 'reputation', why: 'An agent\'s reputation in its current custody epoch, with its rated events (each with its log index).', method: 'GET', path: '/v1/agents/<agent_id>/reputation/history', query: { include_events: 'true' } },
+    { step: 'dispute', why: 'Dispute a rating of which you are the subject; an admin upholds (weight 0) or dismisses it.', method: 'POST', path: '/v1/reputation/dispute', headers: KEY,
+      body: { event_id: '<event_id from the history>', reason: 'why the rating is wrong' } },
+    { step: 'verify the log', why: 'Check that a rating is in the signed log: its inclusion proof against the latest checkpoint.', method: 'GET', path: '/v1/trust/log/proof/inclusion', query: { index: '<log_index>', tree_size: '<size of the checkpoint>' } },
+  ] },
   { group: 'blobs', steps: [
     { step: 'upload', why: 'Store bytes; the blob_id is content-addressed.', method: 'PUT', path: '/v1/blobs', headers: { ...KEY, 'content-type': 'application/pdf' }, raw_body: '<the file bytes>' },
     { step: 'download', why: 'Read the bytes back (HTTP Range supported).', method: 'GET', path: '/v1/blobs/<blob_id>', headers: KEY },

@@ -7,6 +7,7 @@ import { Type } from 'typebox';
 import type { Config } from '../../config';
 import type { IdentityService } from '../identity/service';
 import { agentCardOf, aiAgentDocument, svcAgentCard, type PassportView } from './agent-card';
+import type { BlockContext } from './blocks-core';
 import { capabilitiesDocument } from './capabilities';
 import { agentTemplate, guideDocument } from './guide';
 import { operatorTermsUrl, termsDocument } from './terms';
@@ -16,12 +17,13 @@ export interface DiscoveryDeps {
   config: Config;
   table: RouteTable;
   identity: IdentityService;
+  trustLog?: BlockContext['trustLog'];
 }
 
 export const discoveryRoutes = (deps: DiscoveryDeps): FastifyPluginAsyncTypebox => async (app) => {
   const { config, table, identity } = deps;
   const baseUrl = config.core.baseUrl;
-  const ctx = { config, table, baseUrl };
+  const ctx = { config, table, baseUrl, trustLog: deps.trustLog };
 
   app.get('/v1/capabilities', {
     schema: { summary: 'Everything this instance offers: endpoints, auth, limits, tiers, pricing, trust layer, MCP', tags: ['discovery'] },

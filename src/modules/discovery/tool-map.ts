@@ -73,12 +73,14 @@ export const TOOL_SPECS: ToolSpec[] = [
     ],
   },
   {
-    id: 'trust', description: 'Trust layer: the public directory, reputation history, agent cards, skill vouching and stake.',
+    id: 'trust', description: 'Trust layer: the public directory, reputation history, agent cards, skill vouching, stake, interaction ratings, and the verifiable trust log (entries and proofs).',
     actions: [
       a('directory', 'GET', '/v1/agents'), a('reputation_history', 'GET', '/v1/agents/{agent_id}/reputation/history'),
       a('agent_card', 'GET', '/v1/agents/{agent_id}/agent-card'), a('vouch', 'POST', '/v1/agents/{target_agent_id}/vouch'),
       a('revoke_vouch', 'POST', '/v1/agents/{target_agent_id}/vouch/revoke'), a('stake', 'POST', '/v1/agents/passport/stake'),
       a('rate_interaction', 'POST', '/v1/feedback/interaction'),
+      a('log_entries', 'GET', '/v1/trust/log/entries'), a('log_inclusion_proof', 'GET', '/v1/trust/log/proof/inclusion'),
+      a('log_consistency_proof', 'GET', '/v1/trust/log/proof/consistency'),
     ],
   },
   { id: 'blob-upload', description: 'Upload bytes as a content-addressed blob (base64 in, blob_id out).', actions: [BLOB_ACTIONS.upload] },

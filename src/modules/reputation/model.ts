@@ -23,6 +23,8 @@ export const SUB_SIGNAL_DECAY_MS = SUB_SIGNAL_DECAY_DAYS * DAY_MS;
 export const REJECTED_BETA_SHARE = 0.25;
 /** Below this many counted interactions a category's sub-signal is null, and the score is `insufficient_data`. */
 export const MIN_INTERACTIONS = 3;
+/** Disputes one agent may file per UTC day. */
+export const DISPUTES_PER_DAY = 3;
 /** Weight of a rater that is staked, sponsored or established; others count half (cheap identities count less). */
 export const FULL_RATER_WEIGHT = 1;
 export const CHEAP_RATER_WEIGHT = 0.5;

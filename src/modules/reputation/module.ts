@@ -9,9 +9,7 @@ import { createReputationService, type AgentProfile } from './service';
 import { createReputationStore } from './store';
 import { reputationReplayer } from './replay';
 import { reputationTrace } from './trace';
-
-/** Disputes one agent may file per UTC day. */
-export const DISPUTES_PER_DAY = 3;
+import { DISPUTES_PER_DAY } from './model';
 
 export function createReputationModule(deps: {
   config: Config; database: DatabaseHandle; clock: Clock; envelope: EnvelopeBuilder; trust: TrustModule;
