@@ -8,10 +8,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createDocumentParser } from './index';
 import { xlsxWorkbook } from '../../../test/fixtures/documents';
-import { altChunkDocx, chartDocx, entryOrder, formattedWorkbook, rezip, rubyDocx } from '../../../test/fixtures/fidelity';
+import { altChunkDocx, chartDocx, entryOrder, formattedWorkbook, pdfLayoutCases, rezip, rubyDocx } from '../../../test/fixtures/fidelity';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const CSV = 'text/csv';
+const PDF = 'application/pdf';
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-fidelity-'));
@@ -134,5 +135,13 @@ describe('DOCX text mammoth does not read', () => {
   test('chart titles, series and categories, and SmartArt text, after their drawing', async () => {
     const r = await parser.parse(file('chart.docx', await chartDocx()), DOCX);
     expect(r.text).toBe('Figures follow.\n\nRevenue by region; 2024; North; South\n\nPlan; Build; Ship\n\nEnd.');
+  });
+});
+
+describe('PDF text as laid out', () => {
+  test('a superscript stays on its line, letter-spaced words are words, a sticky note is read', async () => {
+    const r = await parser.parse(file('layout.pdf', await pdfLayoutCases()), PDF);
+    // Lines 30 points apart are paragraphs; the note follows the page's text.
+    expect(r.pages![0]!.text).toBe('The 240th anniversary was marked.\n\nHere is spaced text\n\nA plain line.\n\nNote (Reviewer): Check the date with the archive.');
   });
 });

@@ -67,6 +67,8 @@ export async function extractPdf(path: string, budget: Budget): Promise<Extracte
       try {
         const page = await doc.getPage(n);
         text = pageText((await page.getTextContent()).items as TextItem[]);
+        const notes = annotationText(await page.getAnnotations({ intent: 'display' }).catch(() => []));
+        if (notes !== '') text = text === '' ? notes : `${text}\n\n${notes}`;
         page.cleanup();
       } catch (e) {
         warnings.push(`page ${n}: ${describeError(e)}`);
@@ -94,29 +96,46 @@ async function checkHeader(path: string): Promise<void> {
   }
 }
 
-interface TextItem { str?: string; hasEOL?: boolean; transform?: number[]; height?: number }
+interface TextItem { str?: string; hasEOL?: boolean; transform?: number[]; height?: number; width?: number }
 
-/** Joins pdfjs text items into lines and paragraphs. */
+/**
+ * Joins pdfjs text items into lines and paragraphs. An item stays on the current line while its
+ * vertical extent overlaps the line's and it continues to the right: a superscript or text rise
+ * (`240` then a raised `th`) is part of its line, not a line of its own.
+ */
 export function pageText(items: TextItem[]): string {
   const lines: { y: number; h: number; text: string }[] = [];
-  let line = '';
+  let parts: string[] = [];
   let y: number | undefined;
   let h = 0;
+  let top = 0;
+  let bottom = 0;
+  let end = 0;
   const endLine = () => {
+    const line = joinLine(parts);
     if (line.trim() !== '' && y !== undefined) lines.push({ y, h, text: line.replace(/[ \t]+/g, ' ').trim() });
-    line = '';
+    parts = [];
     y = undefined;
     h = 0;
   };
   for (const item of items) {
     if (typeof item.str !== 'string') continue; // marked-content items
     const itemY = item.transform?.[5];
+    const itemX = item.transform?.[4];
+    const itemH = item.height ?? 0;
     if (item.str !== '') {
-      // A baseline change without an EOL mark still starts a new line.
-      if (y !== undefined && itemY !== undefined && Math.abs(itemY - y) > Math.max(2, (item.height ?? 0) / 2)) endLine();
-      if (y === undefined) y = itemY;
-      h = Math.max(h, item.height ?? 0);
-      line += item.str;
+      if (y !== undefined && itemY !== undefined && Math.abs(itemY - y) > Math.max(2, itemH / 2)) {
+        // A baseline change without an EOL mark starts a new line, unless the item overlaps the
+        // line vertically and carries on where the line left off (a superscript or subscript).
+        const overlaps = itemH > 0 ? itemY < top && itemY + itemH > bottom : itemY <= top && itemY >= bottom;
+        const onward = itemX !== undefined && itemX >= end - Math.max(1, h / 2);
+        if (!(overlaps && onward)) endLine();
+      }
+      if (y === undefined && itemY !== undefined) { y = itemY; top = itemY; bottom = itemY; end = itemX ?? 0; }
+      if (itemY !== undefined && itemH > 0) { top = Math.max(top, itemY + itemH); bottom = Math.min(bottom, itemY); }
+      if (itemX !== undefined) end = Math.max(end, itemX + (item.width ?? 0));
+      h = Math.max(h, itemH);
+      parts.push(item.str);
     }
     if (item.hasEOL) endLine();
   }
@@ -133,6 +152,44 @@ export function pageText(items: TextItem[]): string {
     out += cur.text;
   }
   return out;
+}
+
+/** `H e r e` (pdfjs puts a space between glyphs set apart by character spacing). */
+const spacedGlyphs = /^\S( \S)+$/u;
+
+/**
+ * The items of one line as text. Letter-spaced words come from pdfjs as one item per word with a
+ * space between every glyph (and a space item between words): when every word of the line looks
+ * like that, the glyph spaces are dropped (`Here is spaced text`). A lone short item (`x = y`) is
+ * left as it is.
+ */
+function joinLine(parts: string[]): string {
+  const words = parts.filter((p) => p.trim() !== '');
+  const spaced = words.filter((w) => spacedGlyphs.test(w));
+  const letterSpaced = spaced.length > 0 && words.every((w) => spacedGlyphs.test(w) || [...w].length === 1)
+    && (spaced.length >= 2 || spaced.some((w) => w.length >= 7));
+  if (!letterSpaced) return parts.join('');
+  return parts.map((p) => (spacedGlyphs.test(p) ? p.replace(/ /g, '') : p)).join('');
+}
+
+interface Annotation { subtype?: string; contentsObj?: { str?: string }; titleObj?: { str?: string }; parentType?: string }
+
+/**
+ * Comments a reader opens on the page: the text of markup annotations (sticky notes, free text,
+ * highlights with a note…) and of popups, once each, as `Note (author): text` lines.
+ */
+export function annotationText(annotations: Annotation[]): string {
+  const seen = new Set<string>();
+  const lines: string[] = [];
+  for (const a of annotations) {
+    if (a.subtype === 'Link' || a.subtype === 'Widget') continue;
+    const text = a.contentsObj?.str?.replace(/\r\n?/g, '\n').trim();
+    if (!text || seen.has(text)) continue;
+    seen.add(text);
+    const author = a.titleObj?.str?.trim();
+    lines.push(a.subtype === 'FreeText' ? text : `Note${author ? ` (${author})` : ''}: ${text}`);
+  }
+  return lines.join('\n');
 }
 
 async function readMetadata(doc: { getMetadata(): Promise<{ info: object; metadata: { get(name: string): unknown } | null }> }) {
