@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -224,19 +224,24 @@ describe('challenge and session exchange', () => {
 
   test('a key made and a signature produced by the openssl command line are accepted', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-openssl-'));
-    execFileSync('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', join(dir, 'key.pem')]);
-    execFileSync('openssl', ['pkey', '-in', join(dir, 'key.pem'), '-pubout', '-out', join(dir, 'pub.pem')]);
-    const reg = await t.request('POST', '/v1/register', {
-      body: { agent_name: 'openssl-agent', owner_identifier: 'openssl-owner', agree_to_terms: true, passport_public_key: readFileSync(join(dir, 'pub.pem'), 'utf8') },
-    });
-    expect(reg.status).toBe(201);
-    const c = await challenge(reg.body.agent_id);
-    writeFileSync(join(dir, 'payload.txt'), c.sign_payload);
-    execFileSync('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', join(dir, 'key.pem'), '-in', join(dir, 'payload.txt'), '-out', join(dir, 'sig.bin')]);
-    const signature = readFileSync(join(dir, 'sig.bin')).toString('base64');
-    const v = await t.request('POST', '/v1/auth/passport/verify', { body: { agent_id: reg.body.agent_id, challenge_id: c.challenge_id, signature } });
-    expect(v.status).toBe(200);
-    expect((await t.request('GET', '/v1/me', { token: v.body.session_token })).body.agent_id).toBe(reg.body.agent_id);
+    // openssl needs the private key on disk: the directory goes whatever the outcome.
+    try {
+      execFileSync('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', join(dir, 'key.pem')]);
+      execFileSync('openssl', ['pkey', '-in', join(dir, 'key.pem'), '-pubout', '-out', join(dir, 'pub.pem')]);
+      const reg = await t.request('POST', '/v1/register', {
+        body: { agent_name: 'openssl-agent', owner_identifier: 'openssl-owner', agree_to_terms: true, passport_public_key: readFileSync(join(dir, 'pub.pem'), 'utf8') },
+      });
+      expect(reg.status).toBe(201);
+      const c = await challenge(reg.body.agent_id);
+      writeFileSync(join(dir, 'payload.txt'), c.sign_payload);
+      execFileSync('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', join(dir, 'key.pem'), '-in', join(dir, 'payload.txt'), '-out', join(dir, 'sig.bin')]);
+      const signature = readFileSync(join(dir, 'sig.bin')).toString('base64');
+      const v = await t.request('POST', '/v1/auth/passport/verify', { body: { agent_id: reg.body.agent_id, challenge_id: c.challenge_id, signature } });
+      expect(v.status).toBe(200);
+      expect((await t.request('GET', '/v1/me', { token: v.body.session_token })).body.agent_id).toBe(reg.body.agent_id);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

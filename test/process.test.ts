@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
@@ -91,9 +91,11 @@ describe('the svc process', () => {
       [{ SVC_STRIPE_JS_URL: 'notaurl' }, 'SVC_STRIPE_JS_URL must be a URL'],
     ] as const) {
       // Its own SQLite directory: PGlite serves one connection, which the other tests' processes may hold.
+      const dataDir = mkdtempSync(join(tmpdir(), 'svc-bad-setting-'));
       const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-        env: { ...process.env, DATABASE_URL: '', SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-bad-setting-')), PORT: '0', ...env }, encoding: 'utf8', timeout: 30_000,
+        env: { ...process.env, DATABASE_URL: '', SVC_DATA_DIR: dataDir, PORT: '0', ...env }, encoding: 'utf8', timeout: 30_000,
       });
+      rmSync(dataDir, { recursive: true, force: true });
       expect(r.status, says).toBe(2);
       expect(r.stderr).toContain(says);
       expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
