@@ -70,6 +70,12 @@ const SHORT: Record<string, Short> = {
     env: { ROUNDS: '3', SECONDS: '2' },
     figure: (o) => grab(o, /median round ratio ([\d.]+%)/),
   },
+  trust: {
+    compares: 'interaction ratings vs durable memory `PUT` (req/s); passport read with 10k events and inclusion proof in a 1M log (p95); parity of 100k entries (s)',
+    target: 'ratings ≥ 40 %; p95 < 5 ms; parity < 30 s',
+    env: { EVENTS: '2000', LOG_SIZE: '100000', PARITY_SIZE: '10000', SECONDS: '3' },
+    figure: (o) => `ratings ${grab(o, /ratio ([\d.]+%)/)}; passport p95 ${grab(o, /passport GET[^:]*: p95 ([\d.]+ ms)/)}; proof p95 ${grab(o, /inclusion proof[^:]*: p95 ([\d.]+ ms)/)}; parity ${grab(o, /parity check of \d+ entries: ([\d.]+ s)/)}`,
+  },
   'browse-static': {
     compares: '`POST /v1/browse` of a local 3–5 KiB page vs a direct fetch + the same extraction (time)',
     target: '≤ 1.3×',
