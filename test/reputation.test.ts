@@ -109,6 +109,11 @@ describe('POST /v1/feedback/interaction', () => {
     const again = await h.rate(rater, subject, { ...body, outcome: 'error' }); // a repeat answers the first, whatever it says
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ duplicate: true, event_id: first.body.event_id, log_index: first.body.log_index, outcome: 'approved' });
+    // The repeat answers exactly what the first did (a client retrying after a lost response gets the same event).
+    const { duplicate: _d1, _svc: _s1, ...firstEvent } = first.body;
+    const { duplicate: _d2, _svc: _s2, ...againEvent } = again.body;
+    expect(againEvent).toEqual(firstEvent);
+    expect(againEvent.leaf_hash).toMatch(/^[A-Za-z0-9+/]{43}=$/);
     expect((await t.request('GET', '/v1/trust/log/entries?start=0')).body.tree_size).toBe(size);
     expect((await h.passport(subject.agentId)).body.reputation).toMatchObject({ event_count: 1, signal_count: 1, beta_alpha: 1.5, beta_beta: 1 });
     // Another ref_id, or the same ref_id under another ref_type, is another rating.
@@ -156,6 +161,11 @@ describe('POST /v1/feedback/interaction', () => {
     const res = await h.rate(rater, subject);
     expect(res.status).toBe(404);
     expect(res.body.error_code).toBe('RATER_NOT_FOUND');
+    // A suspended rater does not get that far: its key no longer authenticates.
+    const suspended = await h.agent();
+    await t.database.db.updateTable('agents').set({ status: 'suspended' }).where('agent_id', '=', suspended.agentId).execute();
+    expect((await h.rate(suspended, subject)).body.error_code).toBe('INVALID_API_KEY');
+    expect((await h.passport(subject.agentId)).body.reputation.event_count).toBe(0);
   });
 
   test('403 REPUTATION_SUBJECT_INELIGIBLE: self, same owner, suspended subject, revoked subject', async () => {
@@ -369,9 +379,20 @@ describe('reputation figures against hand-computed values', () => {
     expect(subs.responsiveness).toBeNull();
     expect((await h.history(subject.agentId)).body.reputation_sub_signals.accuracy).toEqual(subs.accuracy);
 
-    // 66 days on, the first event is 93 days old (gone from the sub-signal), the others 75 days (factor 1 - 75/90 = 1/6).
+    // 62.75 days on (06:00 UTC), the first event is 89.75 days old: the 90-day window starts at 06:00 of the day it was
+    // given (12:00), so that day is partly expired and the event counts from its own time, factor 1 - 89.75/90 = 1/360.
+    // The others are 71.75 days old: factor 1 - 71.75/90 = 18.25/90.
+    // α = 1 + 0.5/360 + 0.5·18.25/90 = 1 + 0.00138889 + 0.10138889 = 1.10277778; β = 1 + 0.10138889 = 1.10138889.
+    t.clock.advance(62.75 * DAY);
+    expect((await h.passport(subject.agentId)).body.reputation_sub_signals.accuracy).toMatchObject({ beta_alpha: 1.102778, beta_beta: 1.101389 });
+    // Half a day later the first event is 90.25 days old: gone. α = β = 1 + 0.5·17.75/90 = 1.09861111.
+    t.clock.advance(0.5 * DAY);
+    expect((await h.passport(subject.agentId)).body.reputation_sub_signals.accuracy).toMatchObject({ beta_alpha: 1.098611, beta_beta: 1.098611, score: 0.5 });
+
+    // At 93 days the first event is long gone, the others are 75 days old (factor 1 - 75/90 = 1/6).
     // α = 1 + 0.5/6 = 1.083333; β = 1 + 0.5/6 = 1.083333; score 0.5. The interaction count stays 3.
-    t.clock.advanceDays(66);
+    t.clock.advance(2.75 * DAY);
+    expect(t.clock.now() - t0).toBe(93 * DAY);
     const later = (await h.passport(subject.agentId)).body.reputation_sub_signals.accuracy;
     expect(later).toMatchObject({ beta_alpha: 1.083333, beta_beta: 1.083333, score: 0.5, interaction_count: 3 });
 
@@ -548,9 +569,11 @@ describe('GET /v1/agents/{id}/reputation/history, disputes and decisions', () =>
     const ev = await rated(h, subject, { outcome: 'error' });
     const d = (await h.dispute(subject, { event_id: ev.event_id, reason: 'no' })).body.dispute_id as string;
 
-    const unknown = await h.decide(randomUUID(), { decision: 'upheld' });
-    expect(unknown.status).toBe(404);
-    expect(unknown.body.error_code).toBe('DISPUTE_NOT_FOUND');
+    for (const id of [randomUUID(), 'not-a-uuid']) {
+      const unknown = await h.decide(id, { decision: 'upheld' });
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.error_code).toBe('DISPUTE_NOT_FOUND');
+    }
     for (const body of [{ decision: 'maybe' }, {}, { decision: 'upheld', note: 7 }]) {
       const bad = await h.decide(d, body);
       expect(bad.status).toBe(422);

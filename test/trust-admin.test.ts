@@ -187,6 +187,27 @@ describe('admin trust routes', () => {
       );
     });
 
+    test('private text rewritten (a rating\'s note, a dispute\'s reason): reported against the SHA-256 the log keeps', async () => {
+      const db = t.database.db;
+      const d = await db.selectFrom('reputation_disputes').select(['dispute_id', 'reason']).where('event_id', '=', ev.b.event_id).executeTakeFirstOrThrow();
+      expect(d.reason).toBe('not what happened');
+      await tampered(
+        async () => {
+          await db.updateTable('reputation_events').set({ note: 'added later' }).where('event_id', '=', ev.a.event_id).execute();
+          await db.updateTable('reputation_disputes').set({ reason: 'another reason' }).where('dispute_id', '=', d.dispute_id).execute();
+        },
+        async () => {
+          await db.updateTable('reputation_events').set({ note: null }).where('event_id', '=', ev.a.event_id).execute();
+          await db.updateTable('reputation_disputes').set({ reason: d.reason }).where('dispute_id', '=', d.dispute_id).execute();
+        },
+        [
+          { projection: 'reputation_events', key: ev.a.event_id, field: 'note', expected: null },
+          { projection: 'reputation_disputes', key: d.dispute_id, field: 'reason' },
+        ],
+        2,
+      );
+    });
+
     test('an entry\'s text rewritten: trust_log leaf_hash of that index, and the projections now disagree with the log', async () => {
       const db = t.database.db;
       const row = await db.selectFrom('trust_log_entries').select(['entry', 'leaf_hash']).where('log_index', '=', ev.f.log_index).executeTakeFirstOrThrow();

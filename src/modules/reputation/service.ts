@@ -125,7 +125,7 @@ export function createReputationService(deps: ReputationDeps) {
       if (!target.active || !target.passportActive) throw ineligible('subject_inactive', 'The subject is suspended or its passport is revoked');
 
       const existing = await store.findRating(raterId, subject, input.ref_type, input.ref_id);
-      if (existing) return { created: false, event: rateView(existing) };
+      if (existing) return { created: false, event: rateView(existing, await store.leafHash(Number(existing.log_index))) };
       const now = clock.now();
       const weight = raterWeight(rater.trustLevels);
       const note = input.note ?? null;
@@ -160,7 +160,7 @@ export function createReputationService(deps: ReputationDeps) {
         if (!isUniqueViolation(e)) throw e;
         const first = await store.findRating(raterId, subject, input.ref_type, input.ref_id);
         if (!first) throw e;
-        return { created: false, event: rateView(first) };
+        return { created: false, event: rateView(first, await store.leafHash(Number(first.log_index))) };
       }
     },
 

@@ -51,6 +51,12 @@ export function createReputationStore(db: Kysely<Database>, engine: Engine) {
         .executeTakeFirst();
     },
 
+    /** Leaf hash (hex) of the log entry at `index`: a repeated rating answers the first one's. */
+    async leafHash(index: number): Promise<string | undefined> {
+      const row = await db.selectFrom('trust_log_entries').select('leaf_hash').where('log_index', '=', index).executeTakeFirst();
+      return row?.leaf_hash;
+    },
+
     async insertEvent(trx: Transaction<Database>, row: ReputationEventsTable): Promise<void> {
       await trx.insertInto('reputation_events').values(row).execute();
     },
