@@ -28,5 +28,18 @@ export async function extractDocument(job: ParseJob): Promise<ParseResult> {
     case 'xlsx': extracted = await extractXlsx(job.path, budget); break;
     case 'csv': extracted = await extractCsv(job.path, job.contentType, budget); break;
   }
-  return assemble(job.kind, extracted, budget, { content_type: job.contentType, size_bytes: job.sizeBytes });
+  const result = assemble(job.kind, extracted, budget, { content_type: job.contentType, size_bytes: job.sizeBytes });
+  if (result.text.trim() === '') {
+    // Never a silent empty: a parse that found no text says so where a client looks first.
+    result.metadata.no_text = true;
+    result.metadata.warnings.unshift(noTextReason[job.kind]);
+  }
+  return result;
 }
+
+const noTextReason: Record<ParseKind, string> = {
+  pdf: 'no text was extracted: the pages have no text layer (scanned or drawn as images?); svc does not run OCR',
+  docx: 'no text was extracted: the document holds no text svc reads (images, embedded objects?)',
+  xlsx: 'no text was extracted: every sheet is empty of cell values',
+  csv: 'no text was extracted: the file holds no records',
+};

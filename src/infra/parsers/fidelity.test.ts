@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createDocumentParser } from './index';
 import { xlsxWorkbook } from '../../../test/fixtures/documents';
-import { altChunkDocx, chartDocx, entryOrder, formattedWorkbook, pdfLayoutCases, rezip, rubyDocx } from '../../../test/fixtures/fidelity';
+import { altChunkDocx, chartDocx, entryOrder, formattedWorkbook, imageOnlyPdf, pdfLayoutCases, rezip, rubyDocx, textBoxWorkbook } from '../../../test/fixtures/fidelity';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const CSV = 'text/csv';
@@ -143,5 +143,20 @@ describe('PDF text as laid out', () => {
     const r = await parser.parse(file('layout.pdf', await pdfLayoutCases()), PDF);
     // Lines 30 points apart are paragraphs; the note follows the page's text.
     expect(r.pages![0]!.text).toBe('The 240th anniversary was marked.\n\nHere is spaced text\n\nA plain line.\n\nNote (Reviewer): Check the date with the archive.');
+  });
+});
+
+describe('never a silent empty', () => {
+  test('XLSX text boxes and chart titles are read when the cells are empty', async () => {
+    const r = await parser.parse(file('textbox.xlsx', await textBoxWorkbook()), XLSX);
+    expect(r.text).toBe('Quarterly sales\n\nSales & targets are confidential.');
+    expect(r.metadata.no_text).toBeUndefined();
+  });
+
+  test('a PDF without a text layer completes with no_text and a warning that says why', async () => {
+    const r = await parser.parse(file('scan.pdf', await imageOnlyPdf()), PDF);
+    expect(r.text).toBe('');
+    expect(r.metadata.no_text).toBe(true);
+    expect(r.metadata.warnings[0]).toMatch(/^no text was extracted: the pages have no text layer/);
   });
 });

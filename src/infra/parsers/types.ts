@@ -162,6 +162,11 @@ export interface ParseMetadata {
   chunk_count: number;
   truncated: boolean;
   truncated_reasons: TruncationReason[];
+  /**
+   * Present (true) only when the parse found no text at all; `warnings[0]` then says why. The parse
+   * still completes (a scanned PDF has no text layer), but it is not a success to take silently.
+   */
+  no_text?: boolean;
   /** Non-fatal problems reported by the library (capped). */
   warnings: string[];
   parser: string;

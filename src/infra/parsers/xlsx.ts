@@ -12,7 +12,8 @@ import { createRequire } from 'node:module';
 import type { Block, Extracted, SheetInfo, TableBlock } from './assemble';
 import type { Budget } from './budget';
 import { corrupt, describeError, ParseFailure, tooLarge } from './errors';
-import { openOoxml, readCoreProperties } from './ooxml';
+import { graphicText } from './docx-parts';
+import { openOoxml, readCoreProperties, unescapeXml } from './ooxml';
 
 // exceljs is CommonJS; requiring it keeps the import cheap inside the worker.
 const require = createRequire(import.meta.url);
@@ -136,6 +137,18 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
     }
     return info;
   });
+  // Text boxes and shapes (drawings), chart titles and labels, SmartArt text: not cells, but text
+  // a reader sees on the sheet; after the sheets, one block per part in part order.
+  const graphics = [...zip.entries.keys()]
+    .filter((name) => /^xl\/(drawings\/drawing|charts\/chart|diagrams\/data)\d+\.xml$/.test(name))
+    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  for (const name of graphics) {
+    if (budget.textFull) { budget.truncate('text'); break; }
+    const text = unescapeXml(graphicText((await zip.readText(name, budget.limits.maxUnzippedBytes)) ?? ''));
+    if (text === '') continue;
+    blocks.push({ type: 'text', text });
+    budget.addText(text.length + 2);
+  }
   return { blocks, sheets, meta: { ...meta, sheet_count: sheets.length, row_count: total }, warnings: [], parser: 'exceljs' };
 }
 
