@@ -246,6 +246,33 @@ describe('trust log', () => {
     expect(withBadKey.status).toBe(200);
   });
 
+  test('concurrent appends, from two instances where the engine allows, leave one consistent tree', async () => {
+    const before = await checkpoint();
+    const twoInstances = process.env.SVC_TEST_ENGINE !== 'postgres' || !!process.env.SVC_TEST_PG;
+    const other = twoInstances ? await startTestApp({ db: t.db, env: { SVC_TRUST_CHECKPOINT_INTERVAL_MS: '0', SVC_TRUST_LOG_ORIGIN: 'svc.test/trust-log' } }) : t;
+    try {
+      const raters = [await t.registerAgent(), await t.registerAgent()];
+      const subject = await t.registerAgent();
+      const apps = [t, other];
+      const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => apps[i % 2].request('POST', '/v1/feedback/interaction', {
+        token: raters[i % 2].apiKey, body: { subject_agent_id: subject.agentId, ref_type: 'task', ref_id: `parallel-${i}`, outcome: 'approved', category: 'accuracy' },
+      })));
+      expect(answers.map((a) => a.status)).toEqual(Array(24).fill(201));
+      const indexes = answers.map((a) => a.body.log_index as number).sort((x, y) => x - y);
+      expect(new Set(indexes).size).toBe(24);
+      const after = await checkpoint();
+      expect(after.size).toBe(before.size + 3 + 24);
+      const c = await t.request('GET', `/v1/trust/log/proof/consistency?first=${before.size}&second=${after.size}`);
+      expect(consistent(before.size, after.size, before.root, after.root, (c.body.hashes as string[]).map((h) => Buffer.from(h, 'base64')))).toBe(true);
+      const parity = await t.request('GET', '/admin/trust/parity-check', { headers: admin });
+      expect([parity.body.ok, parity.body.mismatch_count]).toEqual([true, 0]);
+      const history = await t.request('GET', `/v1/agents/${subject.agentId}/reputation/history`);
+      expect(history.body.reputation.event_count).toBe(24);
+    } finally {
+      if (other !== t) await other.app.close();
+    }
+  });
+
   test('one signing key is kept in the database', async () => {
     const keys = await t.database.db.selectFrom('trust_log_keys').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
     expect(Number(keys.n)).toBe(1);
