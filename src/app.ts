@@ -5,6 +5,7 @@ import { installAuth } from './http/auth';
 import { createEnvelopeBuilder } from './http/envelope';
 import { clientErrors, frameworkErrors, installErrorHandling } from './http/errors';
 import { installInputGuard } from './http/input-guard';
+import { installSlowClientLimits } from './http/slow-clients';
 import { requestSerializer } from './http/log-redact';
 import { exactBodyValidators } from './http/validators';
 import { systemClock, type Clock } from './lib/clock';
@@ -110,6 +111,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
   installInputGuard(app);
+  installSlowClientLimits(app, config.core);
   installAuth(app, { authenticator: identity, adminKey: config.core.adminKey, baseUrl: config.core.baseUrl });
   // Discovery sees every route registered after this line (route table, OpenAPI, MCP tools).
   const routeTable = createRouteTable(app);
