@@ -385,26 +385,30 @@ describe('reputation figures against hand-computed values', () => {
     // α = 1 + 0.5/360 + 0.5·18.25/90 = 1 + 0.00138889 + 0.10138889 = 1.10277778; β = 1 + 0.10138889 = 1.10138889.
     t.clock.advance(62.75 * DAY);
     expect((await h.passport(subject.agentId)).body.reputation_sub_signals.accuracy).toMatchObject({ beta_alpha: 1.102778, beta_beta: 1.101389 });
-    // Half a day later the first event is 90.25 days old: gone. α = β = 1 + 0.5·17.75/90 = 1.09861111.
+    // Half a day later the first event is 90.25 days old: out of the window, which leaves 2 interactions in it: null again.
     t.clock.advance(0.5 * DAY);
-    expect((await h.passport(subject.agentId)).body.reputation_sub_signals.accuracy).toMatchObject({ beta_alpha: 1.098611, beta_beta: 1.098611, score: 0.5 });
+    expect((await h.passport(subject.agentId)).body.reputation_sub_signals.accuracy).toBeNull();
+    // A third one inside the window brings it back: α = 1 + 0.5·17.75/90 + 0.5 = 1.59861111, β = 1 + 0.5·17.75/90 = 1.09861111.
+    await rated(h, subject, { outcome: 'approved', category: 'accuracy' });
+    expect((await h.passport(subject.agentId)).body.reputation_sub_signals.accuracy).toMatchObject({ beta_alpha: 1.598611, beta_beta: 1.098611, interaction_count: 3 });
 
-    // At 93 days the first event is long gone, the others are 75 days old (factor 1 - 75/90 = 1/6).
-    // α = 1 + 0.5/6 = 1.083333; β = 1 + 0.5/6 = 1.083333; score 0.5. The interaction count stays 3.
+    // At 93 days the first event is long gone, the two of day 18 are 75 days old (factor 1 - 75/90 = 1/6) and the
+    // new one 2.75 days old (factor 1 - 2.75/90 = 0.969444). α = 1 + 0.5/6 + 0.5·0.969444 = 1.568056;
+    // β = 1 + 0.5/6 = 1.083333; score = 1.568056/2.651389 = 0.591409. Still 3 interactions in the window.
     t.clock.advance(2.75 * DAY);
     expect(t.clock.now() - t0).toBe(93 * DAY);
     const later = (await h.passport(subject.agentId)).body.reputation_sub_signals.accuracy;
-    expect(later).toMatchObject({ beta_alpha: 1.083333, beta_beta: 1.083333, score: 0.5, interaction_count: 3 });
+    expect(later).toMatchObject({ beta_alpha: 1.568056, beta_beta: 1.083333, score: 0.591409, interaction_count: 3 });
 
     const described = await t.request('POST', '/v1/agents/passport/description', { token: subject.apiKey, body: { reputation_sub_signal_visibility: 'aggregate_only' } });
     expect(described.status).toBe(200);
     const p = await h.passport(subject.agentId);
     expect(p.body.reputation_sub_signal_visibility).toBe('aggregate_only');
     expect(p.body).not.toHaveProperty('reputation_sub_signals');
-    expect(p.body.reputation.event_count).toBe(4);
+    expect(p.body.reputation.event_count).toBe(5);
     const hist = await h.history(subject.agentId);
     expect(hist.body).not.toHaveProperty('reputation_sub_signals');
-    expect(hist.body.reputation.event_count).toBe(4);
+    expect(hist.body.reputation.event_count).toBe(5);
   });
 });
 

@@ -254,9 +254,12 @@ describe('trust log', () => {
       const raters = [await t.registerAgent(), await t.registerAgent()];
       const subject = await t.registerAgent();
       const apps = [t, other];
+      // Parity checks run while the ratings are written: each sees one snapshot, never a rating half applied.
+      const checks = Promise.all([0, 1, 2].map(() => t.request('GET', '/admin/trust/parity-check', { headers: admin })));
       const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => apps[i % 2].request('POST', '/v1/feedback/interaction', {
         token: raters[i % 2].apiKey, body: { subject_agent_id: subject.agentId, ref_type: 'task', ref_id: `parallel-${i}`, outcome: 'approved', category: 'accuracy' },
       })));
+      for (const c of await checks) expect([c.status, c.body.ok, c.body.mismatches]).toEqual([200, true, []]);
       expect(answers.map((a) => a.status)).toEqual(Array(24).fill(201));
       const indexes = answers.map((a) => a.body.log_index as number).sort((x, y) => x - y);
       expect(new Set(indexes).size).toBe(24);

@@ -106,6 +106,8 @@ export function reputationObject(s: DecayedSums, counts: { event_count: number; 
 /** Per-day sums of one category: weight and weight × (ms into the day), per outcome. */
 export interface DayBucket {
   day_start: number;
+  /** Counted ratings of the day. */
+  n: number;
   approved_w: number; approved_wt: number;
   error_w: number; error_wt: number;
   rejected_w: number; rejected_wt: number;
@@ -121,28 +123,33 @@ export const linearFactor = (at: number, now: number): number => Math.max(0, Mat
  * Linearly decayed (alpha, beta) of one category: days wholly inside the window from their sums
  * (Σ w·(1 - (now - t)/D) = W·(1 - (now - day)/D) + WT/D), the day the window starts in from its events.
  */
-export function linearBeta(buckets: DayBucket[], edgeEvents: WindowEvent[], now: number): { alpha: number; beta: number } {
+export function linearBeta(buckets: DayBucket[], edgeEvents: WindowEvent[], now: number): { alpha: number; beta: number; interactions: number } {
   const from = now - SUB_SIGNAL_DECAY_MS;
   let a = 0;
   let b = 0;
+  let interactions = 0;
   for (const d of buckets) {
     if (d.day_start <= from) continue; // the edge day comes from its events
+    interactions += d.n;
     const base = 1 - (now - d.day_start) / SUB_SIGNAL_DECAY_MS;
     const part = (w: number, wt: number) => w * base + wt / SUB_SIGNAL_DECAY_MS;
     a += part(d.approved_w, d.approved_wt);
     b += part(d.error_w, d.error_wt) + REJECTED_BETA_SHARE * part(d.rejected_w, d.rejected_wt);
   }
   for (const e of edgeEvents) {
+    if (e.at <= from) continue;
+    interactions++;
     const f = linearFactor(e.at, now);
     const c = contribution(e.outcome, e.weight);
     a += c.a * f;
     b += c.b * f;
   }
-  return { alpha: PRIOR_ALPHA + Math.max(0, a), beta: PRIOR_BETA + Math.max(0, b) };
+  return { alpha: PRIOR_ALPHA + Math.max(0, a), beta: PRIOR_BETA + Math.max(0, b), interactions };
 }
 
-/** A category's sub-signal, or null below the minimum of counted interactions. */
-export function subSignal(interactions: number, linear: { alpha: number; beta: number }) {
+/** A category's sub-signal, or null below the minimum of counted interactions inside the 90-day window. */
+export function subSignal(linear: { alpha: number; beta: number; interactions: number }) {
+  const { interactions } = linear;
   if (interactions < MIN_INTERACTIONS) return null;
   const s = betaSummary(linear.alpha, linear.beta);
   return {

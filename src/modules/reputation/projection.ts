@@ -30,10 +30,10 @@ export function nextAggregate(row: ReputationAggregatesTable | undefined, catego
 /** The day bucket row after adding or taking back an event. */
 export function nextBucket(row: ReputationDayBucketsTable | undefined, ev: RatedEvent, sign: 1 | -1): ReputationDayBucketsTable {
   const day = dayStart(ev.at);
-  const base = row ?? { agent_id: ev.subject, epoch: ev.epoch, category: ev.category, day_start: day, approved_w: 0, approved_wt: 0, error_w: 0, error_wt: 0, rejected_w: 0, rejected_wt: 0 };
+  const base = row ?? { agent_id: ev.subject, epoch: ev.epoch, category: ev.category, day_start: day, approved_w: 0, approved_wt: 0, error_w: 0, error_wt: 0, rejected_w: 0, rejected_wt: 0, n: 0 };
   const w = `${ev.outcome}_w` as const;
   const wt = `${ev.outcome}_wt` as const;
-  return { ...base, [w]: base[w] + sign * ev.weight, [wt]: base[wt] + sign * ev.weight * (ev.at - day) };
+  return { ...base, [w]: base[w] + sign * ev.weight, [wt]: base[wt] + sign * ev.weight * (ev.at - day), n: base.n + sign };
 }
 
 /** Projections rebuilt in memory from the log (parity check). */

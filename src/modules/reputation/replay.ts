@@ -1,6 +1,6 @@
 /** Parity of the reputation projections: rebuilt from the log's reputation entries, compared with the stored rows. */
 import { sha256hex } from '../../lib/hash';
-import type { Mismatch, ReplayEntry, Replayer } from '../trust/parity';
+import type { Mismatch, ReplayEntry, Replayer, SnapshotDb } from '../trust/parity';
 import { diffRows } from '../trust/parity';
 import { halfLifeFactor } from './model';
 import { aggregateKey, bucketKey, ReputationReplay } from './projection';
@@ -36,8 +36,8 @@ export function reputationReplayer(store: ReputationStore): () => Replayer {
         }
       },
 
-      async diff(now: number): Promise<Mismatch[]> {
-        const stored = await store.all();
+      async diff(now: number, db: SnapshotDb): Promise<Mismatch[]> {
+        const stored = await store.all(db);
         const out: Mismatch[] = [];
         const compare = <T extends Record<string, unknown>>(name: string, expected: Map<string, T>, rows: T[], keyOf: (r: T) => string, shape: (r: T) => Record<string, unknown>, approx: string[] = []) => {
           const byKey = new Map(rows.map((r) => [keyOf(r), r]));
@@ -65,7 +65,7 @@ export function reputationReplayer(store: ReputationStore): () => Replayer {
           return { alpha_now: r.alpha_sum * f, beta_now: r.beta_sum * f, event_count: r.event_count, signal_count: r.signal_count, last_event_at: r.last_event_at };
         };
         compare('reputation_aggregates', replay.aggregates as Map<string, any>, stored.aggregates as any[], (r) => aggregateKey(r.agent_id, r.epoch, r.category), decayed, ['alpha_now', 'beta_now']);
-        const bucketShape = (r: any) => ({ approved_w: r.approved_w, approved_wt: r.approved_wt, error_w: r.error_w, error_wt: r.error_wt, rejected_w: r.rejected_w, rejected_wt: r.rejected_wt });
+        const bucketShape = (r: any) => ({ approved_w: r.approved_w, approved_wt: r.approved_wt, error_w: r.error_w, error_wt: r.error_wt, rejected_w: r.rejected_w, rejected_wt: r.rejected_wt, n: r.n });
         compare('reputation_day_buckets', replay.buckets as Map<string, any>, stored.buckets as any[], (r) => bucketKey(r.agent_id, r.epoch, r.category, Number(r.day_start)), bucketShape,
           ['approved_w', 'approved_wt', 'error_w', 'error_wt', 'rejected_w', 'rejected_wt']);
 

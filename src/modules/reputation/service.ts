@@ -95,10 +95,9 @@ export function createReputationService(deps: ReputationDeps) {
     );
     if (!withSubSignals) return { reputation };
     const subs = Object.fromEntries(CATEGORIES.map((c) => {
-      const count = aggs.find((a) => a.category === c)?.signal_count ?? 0;
       const days = buckets.filter((b) => b.category === c).map((b) => ({ ...b, day_start: Number(b.day_start) }) as DayBucket);
       const edgeEv = edge.filter((e) => e.category === c).map((e) => ({ outcome: e.outcome as Outcome, weight: e.rater_weight, at: Number(e.created_at) }));
-      return [c, subSignal(count, linearBeta(days, edgeEv, at))];
+      return [c, subSignal(linearBeta(days, edgeEv, at))];
     }));
     return { reputation, reputation_sub_signals: subs };
   }

@@ -35,7 +35,7 @@ export function createReputationStore(db: Kysely<Database>, engine: Engine) {
     const nb = nextBucket(bucket, ev, sign);
     if (bucket) {
       await trx.updateTable('reputation_day_buckets')
-        .set({ approved_w: nb.approved_w, approved_wt: nb.approved_wt, error_w: nb.error_w, error_wt: nb.error_wt, rejected_w: nb.rejected_w, rejected_wt: nb.rejected_wt })
+        .set({ approved_w: nb.approved_w, approved_wt: nb.approved_wt, error_w: nb.error_w, error_wt: nb.error_wt, rejected_w: nb.rejected_w, rejected_wt: nb.rejected_wt, n: nb.n })
         .where('agent_id', '=', ev.subject).where('epoch', '=', ev.epoch).where('category', '=', ev.category).where('day_start', '=', day).execute();
     } else {
       await trx.insertInto('reputation_day_buckets').values(nb).execute();
@@ -142,13 +142,12 @@ export function createReputationStore(db: Kysely<Database>, engine: Engine) {
     },
 
     /** Every stored projection row (parity check). */
-    async all() {
-      const [events, aggregates, buckets, disputes] = await Promise.all([
-        db.selectFrom('reputation_events').selectAll().execute(),
-        db.selectFrom('reputation_aggregates').selectAll().execute(),
-        db.selectFrom('reputation_day_buckets').selectAll().execute(),
-        db.selectFrom('reputation_disputes').selectAll().execute(),
-      ]);
+    async all(snap: Db = db) {
+      // One after another: a snapshot transaction runs one statement at a time.
+      const events = await snap.selectFrom('reputation_events').selectAll().execute();
+      const aggregates = await snap.selectFrom('reputation_aggregates').selectAll().execute();
+      const buckets = await snap.selectFrom('reputation_day_buckets').selectAll().execute();
+      const disputes = await snap.selectFrom('reputation_disputes').selectAll().execute();
       return { events, aggregates, buckets, disputes };
     },
 

@@ -1,9 +1,7 @@
 /** Parity of the custody epochs projection: `epoch.opened` / `epoch.closed` entries against agent_epochs. */
-import type { Kysely } from 'kysely';
-import type { Database } from '../../infra/db/schema';
-import { diffRows, type Mismatch, type ReplayEntry, type Replayer } from './parity';
+import { diffRows, type Mismatch, type ReplayEntry, type Replayer, type SnapshotDb } from './parity';
 
-export function epochsReplayer(db: Kysely<Database>): () => Replayer {
+export function epochsReplayer(): () => Replayer {
   return () => {
     const rows = new Map<string, { agent_id: string; epoch: number; opened_at: number; opened_by: string; closed_at: number | null; open_log_index: number }>();
     return {
@@ -17,7 +15,7 @@ export function epochsReplayer(db: Kysely<Database>): () => Replayer {
           if (r) r.closed_at = e.at;
         }
       },
-      async diff(): Promise<Mismatch[]> {
+      async diff(_now: number, db: SnapshotDb): Promise<Mismatch[]> {
         // Epochs made before the log existed and not yet appended (open_log_index null) are not facts of the log yet.
         const stored = await db.selectFrom('agent_epochs').selectAll().where('open_log_index', 'is not', null).execute();
         const byKey = new Map(stored.map((s) => [`${s.agent_id}|${s.epoch}`, s as unknown as Record<string, unknown>]));

@@ -44,8 +44,8 @@ export function createTrustLogStore(db: Kysely<Database>, engine: Engine) {
       await trx.updateTable('trust_log_head').set({ size: entry.log_index + 1 }).where('id', '=', 1).execute();
     },
 
-    async size(): Promise<number> {
-      const row = await db.selectFrom('trust_log_head').select('size').where('id', '=', 1).executeTakeFirstOrThrow();
+    async size(trx: Db = db): Promise<number> {
+      const row = await trx.selectFrom('trust_log_head').select('size').where('id', '=', 1).executeTakeFirstOrThrow();
       return Number(row.size);
     },
 

@@ -4,7 +4,7 @@
  * subtree of the Merkle tree, so an entry or a tree node rewritten in place, a projection row altered
  * behind the service's back, or a projection row with no log entry is reported. The result is stored; `/latest` returns it.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { Clock } from '../../lib/clock';
 import { iso } from '../../lib/clock';
@@ -24,10 +24,13 @@ export interface ReplayEntry {
 
 export interface Mismatch { projection: string; key: string; field: string; expected: unknown; stored: unknown }
 
-/** A projection rebuilt from the log: fed every entry in order, then compared with the stored rows. */
+/** Reads of one consistent snapshot of the database (the check's whole view). */
+export type SnapshotDb = Kysely<Database> | Transaction<Database>;
+
+/** A projection rebuilt from the log: fed every entry in order, then compared with the stored rows of the same snapshot. */
 export interface Replayer {
   feed(entry: ReplayEntry): void;
-  diff(now: number): Promise<Mismatch[]>;
+  diff(now: number, db: SnapshotDb): Promise<Mismatch[]>;
   /** Agents the projection holds rows for (rebuilt or stored). */
   agents(): Iterable<string>;
 }
@@ -58,11 +61,15 @@ export function diffRows(projection: string, key: string, expected: Record<strin
 
 const normal = (v: unknown) => (v === null || v === undefined ? null : typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v);
 
-export function createParity(deps: { db: Kysely<Database>; store: TrustLogStore; clock: Clock; projections: ReplayerFactory[] }) {
+export function createParity(deps: {
+  db: Kysely<Database>; store: TrustLogStore; clock: Clock; projections: ReplayerFactory[];
+  /** Runs the check's reads in one snapshot, so appends committed meanwhile are neither half seen nor reported. */
+  snapshot: <T>(fn: (db: SnapshotDb) => Promise<T>) => Promise<T>;
+}) {
   const { db, store, clock } = deps;
 
   /** Stored complete-subtree hashes against the rebuilt ones, page by page in key order. */
-  async function diffNodes(built: Map<string, string>): Promise<Mismatch[]> {
+  async function diffNodes(built: Map<string, string>, db: SnapshotDb): Promise<Mismatch[]> {
     const out: Mismatch[] = [];
     const seen = new Set<string>();
     let after: { level: number; idx: number } | undefined;
@@ -90,7 +97,14 @@ export function createParity(deps: { db: Kysely<Database>; store: TrustLogStore;
   async function run() {
     const started = performance.now();
     const now = clock.now();
-    const size = await store.size();
+    const result = await deps.snapshot((snap) => check(snap, now));
+    const out = { check_id: newOrderedId(), checked_at: iso(now), ...result, duration_ms: Math.round(performance.now() - started) };
+    await db.insertInto('trust_parity_checks').values({ check_id: out.check_id, checked_at: now, result: JSON.stringify(out) }).execute();
+    return out;
+  }
+
+  async function check(snap: SnapshotDb, now: number) {
+    const size = await store.size(snap);
     const replayers = deps.projections.map((f) => f());
     const mismatches: Mismatch[] = [];
     // The tree is rebuilt from the entries' own bytes with a stack of complete subtrees; every
@@ -98,7 +112,7 @@ export function createParity(deps: { db: Kysely<Database>; store: TrustLogStore;
     const stack: { level: number; hash: Buffer }[] = [];
     const built = new Map<string, string>();
     for (let start = 0; start < size; start += PAGE) {
-      const rows = await store.entries(start, Math.min(size, start + PAGE));
+      const rows = await store.entries(start, Math.min(size, start + PAGE), snap);
       for (const r of rows) {
         const index = Number(r.log_index);
         const leaf = leafHash(Buffer.from(r.entry, 'utf8'));
@@ -117,31 +131,27 @@ export function createParity(deps: { db: Kysely<Database>; store: TrustLogStore;
         for (const rp of replayers) rp.feed(entry);
       }
     }
-    mismatches.push(...await diffNodes(built));
+    mismatches.push(...await diffNodes(built, snap));
     const agents = new Set<string>();
     for (const rp of replayers) {
-      mismatches.push(...await rp.diff(now));
+      mismatches.push(...await rp.diff(now, snap));
       for (const a of rp.agents()) agents.add(a);
     }
-    const result = {
-      check_id: newOrderedId(),
-      checked_at: iso(now),
+    return {
       tree_size: size,
       entries_replayed: size,
       agents_checked: agents.size,
       mismatch_count: mismatches.length,
       mismatches: mismatches.slice(0, MAX_LISTED),
       ok: mismatches.length === 0,
-      duration_ms: Math.round(performance.now() - started),
     };
-    await db.insertInto('trust_parity_checks').values({ check_id: result.check_id, checked_at: now, result: JSON.stringify(result) }).execute();
-    return result;
   }
 
   return {
     run,
     async latest() {
-      const row = await db.selectFrom('trust_parity_checks').select('result').orderBy('checked_at', 'desc').orderBy('check_id', 'desc').limit(1).executeTakeFirst();
+      // check_id is time-ordered by the wall clock: the newest run whatever the injected clock says.
+      const row = await db.selectFrom('trust_parity_checks').select('result').orderBy('check_id', 'desc').limit(1).executeTakeFirst();
       return row ? JSON.parse(row.result) as unknown : undefined;
     },
   };

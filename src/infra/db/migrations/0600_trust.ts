@@ -96,7 +96,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('reputation_aggregates_pk', ['agent_id', 'epoch', 'category'])
     .execute();
 
-  // Per UTC day and category: weights and weight·(time into the day) per outcome, for the linear 90-day decay.
+  // Per UTC day and category: counted ratings and, per outcome, weights and weight·(time into the day), for the linear 90-day decay.
   await db.schema.createTable('reputation_day_buckets')
     .addColumn('agent_id', 'text', (c) => c.notNull())
     .addColumn('epoch', 'integer', (c) => c.notNull())
@@ -108,6 +108,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('error_wt', 'double precision', (c) => c.notNull())
     .addColumn('rejected_w', 'double precision', (c) => c.notNull())
     .addColumn('rejected_wt', 'double precision', (c) => c.notNull())
+    .addColumn('n', 'integer', (c) => c.notNull())
     .addPrimaryKeyConstraint('reputation_day_buckets_pk', ['agent_id', 'epoch', 'category', 'day_start'])
     .execute();
 

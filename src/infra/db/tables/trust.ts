@@ -71,6 +71,8 @@ export interface ReputationDayBucketsTable {
   error_wt: number;
   rejected_w: number;
   rejected_wt: number;
+  /** Counted (not suppressed) ratings of the day. */
+  n: number;
 }
 
 export interface ReputationDisputesTable {
