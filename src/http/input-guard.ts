@@ -169,9 +169,15 @@ function anyJsonFields(request: FastifyRequest): Set<string> {
   return new Set(Object.entries(props).filter(([, s]) => s.type === undefined && s.anyOf === undefined).map(([k]) => k));
 }
 
+/**
+ * Fastify's default JSON parser, as it is: it answers through `done` and returns nothing (its
+ * declared type also admits the promise-returning parser form, which it is not).
+ */
+type CallbackJsonParser = (request: FastifyRequest, body: string, done: (err: Error | null, parsed?: unknown) => void) => void;
+
 export function installInputGuard(app: FastifyInstance): void {
-  const defaultJson = app.getDefaultJsonParser('error', 'error');
-  const keepAnyKey = app.getDefaultJsonParser('ignore', 'ignore');
+  const defaultJson = app.getDefaultJsonParser('error', 'error') as CallbackJsonParser;
+  const keepAnyKey = app.getDefaultJsonParser('ignore', 'ignore') as CallbackJsonParser;
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;

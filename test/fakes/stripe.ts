@@ -5,7 +5,7 @@
  * webhook payloads with the stripe SDK's own test-header helper.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 
@@ -104,7 +104,14 @@ export async function startStripeFake(): Promise<StripeFake> {
     return error(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path}).`);
   }
 
-  const server: Server = createServer(async (req, res) => {
+  // A fault in the fake answers 500 (as Stripe would) rather than becoming an unhandled rejection.
+  const server: Server = createServer((req, res) => {
+    serve(req, res).catch((e: unknown) => {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { type: 'api_error', message: `fake Stripe failed: ${String(e)}` } }));
+    });
+  });
+  async function serve(req: IncomingMessage, res: ServerResponse) {
     const text = await readBody(req);
     const path = (req.url ?? '/').split('?')[0];
     const method = req.method ?? 'GET';
@@ -122,7 +129,7 @@ export async function startStripeFake(): Promise<StripeFake> {
     }
     res.writeHead(out.status, { 'content-type': 'application/json', 'request-id': rid('req') });
     res.end(JSON.stringify(out.body));
-  });
+  }
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

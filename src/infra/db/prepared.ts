@@ -21,6 +21,7 @@ type Runner = Kysely<Database> | Transaction<Database>;
  */
 function paramsOf<S>(slots: { name: keyof S | undefined; constant: unknown }[]): (values: Values<S>) => unknown[] {
   const items = slots.map((s, i) => (s.name === undefined ? `c[${i}]` : `v[${JSON.stringify(String(s.name))}] ?? null`));
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- compiled on purpose (above); the source holds only quoted names and slot indexes
   const make = new Function('c', `return (v) => [${items.join(', ')}];`) as (c: unknown[]) => (values: Values<S>) => unknown[];
   return make(slots.map((s) => s.constant));
 }

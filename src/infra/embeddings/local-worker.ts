@@ -31,7 +31,10 @@ modelReady.catch((err: unknown) => {
   setTimeout(() => process.exit(1), 10);
 });
 
-port.on('message', async (msg: { type: 'embed'; id: number; texts: string[] }) => {
+// Every outcome of a job, failures included, is a message back; nothing is left to reject.
+port.on('message', (msg: { type: 'embed'; id: number; texts: string[] }) => void embedJob(msg));
+
+async function embedJob(msg: { type: 'embed'; id: number; texts: string[] }): Promise<void> {
   if (msg.type !== 'embed') return;
   let model;
   try {
@@ -56,4 +59,4 @@ port.on('message', async (msg: { type: 'embed'; id: number; texts: string[] }) =
   } catch (err) {
     port.postMessage({ type: 'error', id: msg.id, message: err instanceof Error ? err.message : String(err) });
   }
-});
+}

@@ -5,6 +5,10 @@
 import { answer, type JobMessage, type RunnerMessage } from './job';
 
 const send = (msg: RunnerMessage) => process.send!(msg);
-process.on('message', async (msg: JobMessage) => send(await answer(msg)));
+// answer() does not reject (a failure is its reply); a reply that cannot be sent means the parent is
+// gone: the child ends, as it does on 'disconnect'.
+process.on('message', (msg: JobMessage) => {
+  answer(msg).then(send).catch(() => process.exit(1));
+});
 process.on('disconnect', () => process.exit(0));
 send({ ready: true });

@@ -6,5 +6,9 @@ import { parentPort } from 'node:worker_threads';
 import { answer, type JobMessage, type RunnerMessage } from './job';
 
 const port = parentPort!;
-port.on('message', async (msg: JobMessage) => port.postMessage((await answer(msg)) satisfies RunnerMessage));
+// Detached on purpose: answer() does not reject (a failure is its reply), and postMessage throws
+// only if the port is closed, when the worker is being ended anyway.
+port.on('message', (msg: JobMessage) => {
+  void answer(msg).then((reply) => port.postMessage(reply satisfies RunnerMessage));
+});
 port.postMessage({ ready: true } satisfies RunnerMessage);

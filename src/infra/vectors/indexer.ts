@@ -247,11 +247,11 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
         }
         if (!stopped) {
           const delay = failures > 0 ? Math.min(60_000, o.intervalMs * 2 ** failures) : n > 0 ? 0 : o.intervalMs;
-          timer = setTimeout(tick, delay);
+          timer = setTimeout(() => void tick(), delay); // tick catches its own failures
           timer.unref();
         }
       };
-      timer = setTimeout(tick, o.intervalMs);
+      timer = setTimeout(() => void tick(), o.intervalMs);
       timer.unref();
     },
 

@@ -259,6 +259,7 @@ export function createLeases(deps: LeaseDeps) {
           const spent = payable * l.price;
           const draws: Draw[] = [];
           if (spent > 0) {
+            // eslint-disable-next-line @typescript-eslint/no-floating-promises -- with both parts deferred, spend writes nothing and returns at once (ids, not a promise)
             m.spend(trx, lots, { agentId: l.agentId, units: spent, action: l.action, chargeId: '', now }, { take: (lotId, units) => void draws.push({ lotId, units }), row: () => {} });
           }
           for (const d of draws) {

@@ -62,9 +62,11 @@ export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog; a
     config: { auth: 'key', errors: { 403: ['ORIGIN_NOT_ALLOWED'] } },
     // A body that is not JSON is a JSON-RPC parse error (-32700, id null), as the protocol answers
     // it; every other refusal (401 ...) keeps the API's format.
-    errorHandler: (err, request, reply) => isJsonParseError(err)
-      ? reply.code(400).send({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the request body is not valid JSON' }, id: null })
-      : handleError(err, request, reply),
+    // Sends the answer and returns nothing, as a route's error handler is typed.
+    errorHandler: (err, request, reply) => {
+      if (isJsonParseError(err)) void reply.code(400).send({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the request body is not valid JSON' }, id: null });
+      else void handleError(err, request, reply);
+    },
   }, async (request, reply) => {
     const server = createMcpServer(deps.root, deps.catalog, request.headers.authorization);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -1,3 +1,2 @@
 /** Tables of the discovery area (times are epoch milliseconds; booleans 0/1). */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
 export interface DiscoveryTables {}
