@@ -126,12 +126,14 @@ describe('POST /v1/browse (static)', () => {
     const ruled = (await browse(a.token, { url: `${site.url}/tides` })).body;
     expect(ruled.error_code).toBe('BROWSE_ROBOTS_DISALLOW');
     expect(ruled.message).toMatch(/does not allow svc-browse/);
+    expect(ruled.reason).toBe('robots_disallow');
     site.route('/robots.txt', respond(404, 'nope'));
     expect((await browse(a.token, { url: `${site.url}/tides` })).status).toBe(200);
     site.route('/robots.txt', respond(503, 'down'));
     const down = (await browse(a.token, { url: `${site.url}/tides` })).body;
     expect(down.error_code).toBe('BROWSE_ROBOTS_DISALLOW');
     expect(down.message).toMatch(/could not be read/); // not "does not allow": the site said nothing
+    expect(down.reason, 'a client tells a site that is down from a refusal').toBe('robots_unreachable');
   });
 
   test('robots.txt decides every redirect hop: same site or another, the disallowed target is never fetched, nothing charged', async () => {
@@ -198,6 +200,7 @@ describe('POST /v1/browse (static)', () => {
       const res = await browse(a.token, { url });
       expect(res.status, url).toBe(status);
       expect(res.body.error_code, url).toBe(code);
+      if (code === 'BROWSE_ROBOTS_DISALLOW') expect(res.body.reason, url).toBe('robots_unreachable');
     }
     expect((await w.request('GET', '/v1/usage', { token: a.token })).body.pools.browse.calls_this_month).toBe(0);
   });

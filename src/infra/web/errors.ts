@@ -36,7 +36,9 @@ export type WebErrorReason =
   | 'renderer_unconfigured'
   | 'renderer_failure'
   | 'extraction_failed'
-  | 'robots_disallow';
+  | 'robots_disallow'
+  /** robots.txt answered 5xx or could not be fetched: nothing is fetched there until it can be (RFC 9309). */
+  | 'robots_unreachable';
 
 export class WebError extends Error {
   constructor(

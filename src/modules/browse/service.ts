@@ -78,7 +78,9 @@ export function createBrowseService(deps: BrowseServiceDeps) {
     const why = decision === 'unreachable'
       ? `robots.txt of ${site} could not be read (a server error or no answer), and until it can, svc-browse fetches nothing there (RFC 9309)`
       : `robots.txt of ${site} does not allow svc-browse to fetch ${site === 'this site' ? 'this URL' : target.href}`;
-    throw new WebError('BROWSE_ROBOTS_DISALLOW', 'robots_disallow', site === 'this site' ? why : `${why}; ${asked} leads to ${target.href}`);
+    // Same code (nothing is fetched either way); details.reason tells a client which it was.
+    const reason = decision === 'unreachable' ? 'robots_unreachable' : 'robots_disallow';
+    throw new WebError('BROWSE_ROBOTS_DISALLOW', reason, site === 'this site' ? why : `${why}; ${asked} leads to ${target.href}`);
   }
 
   async function fetchPage(mode: BrowseMode, url: string) {
