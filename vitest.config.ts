@@ -4,10 +4,17 @@ import { defineConfig } from 'vitest/config';
 // end-to-end suites twice, once on SQLite and once on PostgreSQL. `SVC_TEST_PG` picks the
 // PostgreSQL: `pglite` (default; in-process over the wire protocol) or a server URL (CI).
 const e2e = ['test/**/*.test.ts', 'src/modules/**/*.test.ts'];
+// Test files run in parallel: each makes its own database (a temp SQLite directory, its own
+// database on a PostgreSQL server, or its own PGlite), binds loopback port 0 and keys shared Redis
+// by fresh ids, so no two files share state. Most of a file's time is waiting (servers, child
+// processes, timers), so more workers than cores pays; vitest's default is cores − 1 (one on a
+// 2-core machine). SVC_TEST_WORKERS overrides.
+const workers = Number(process.env.SVC_TEST_WORKERS) || 3;
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    maxWorkers: workers,
     projects: [
       { extends: true, test: { name: 'unit', include: ['src/lib/**/*.test.ts', 'src/infra/**/*.test.ts', 'src/config/**/*.test.ts', 'src/http/**/*.test.ts'] } },
       { extends: true, test: { name: 'sqlite', include: e2e, env: { SVC_TEST_ENGINE: 'sqlite' } } },

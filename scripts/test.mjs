@@ -1,39 +1,67 @@
 #!/usr/bin/env node
-// `npm test`: runs every vitest project (unit, SQLite, PostgreSQL on PGlite) and, when
-// SVC_CI_PG_URL names a PostgreSQL server, the PostgreSQL project once more against that server.
-// Ends with the plain summary line `N passed, N failed, N skipped`. Extra arguments go to vitest.
+// `npm test`: runs the vitest projects one after another — unit, sqlite, postgres — each running
+// its files in parallel (vitest.config.ts). The postgres project runs once: on the PostgreSQL
+// server named by SVC_CI_PG_URL when it is set (CI), else on PGlite (in-process, nothing to
+// install). Prints a table of the projects' durations and ends with the plain summary line
+// `N passed, N failed, N skipped`; the same figures go to .test-results/summary.json.
+// Extra arguments go to every vitest run. `--no-summary` (CI, which prints the table and the
+// closing line itself after its other steps) leaves the table and the line out.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 
-const extra = process.argv.slice(2);
+const args = process.argv.slice(2);
+const summary = !args.includes('--no-summary');
+const extra = args.filter((a) => a !== '--no-summary');
 const outDir = '.test-results';
 mkdirSync(outDir, { recursive: true });
 
-function run(label, args, env) {
-  const out = `${outDir}/${label}.json`;
+const pgServer = process.env.SVC_CI_PG_URL;
+const projects = [
+  { name: 'unit', engine: '-', env: {} },
+  { name: 'sqlite', engine: 'SQLite', env: {} },
+  pgServer
+    ? { name: 'postgres', engine: 'PostgreSQL server', env: { SVC_TEST_PG: pgServer } }
+    // PGlite is PostgreSQL compiled to WebAssembly, running inside each test file's worker: its work
+    // is CPU, so no more files at once than cores (nor than the default 3; SVC_TEST_WORKERS overrides).
+    : { name: 'postgres', engine: 'PGlite', env: {}, args: process.env.SVC_TEST_WORKERS ? [] : [`--maxWorkers=${Math.min(3, availableParallelism())}`] },
+];
+
+function run(p) {
+  const out = `${outDir}/${p.name}.json`;
   rmSync(out, { force: true });
-  process.stdout.write(`\n=== ${label} ===\n`);
-  const r = spawnSync('npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${out}`, ...args, ...extra], {
+  process.stdout.write(`\n=== ${p.name} (${p.engine}) ===\n`);
+  const started = Date.now();
+  const r = spawnSync('npx', ['vitest', 'run', '--project', p.name, '--reporter=default', '--reporter=json', `--outputFile=${out}`, ...(p.args ?? []), ...extra], {
     stdio: 'inherit',
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...p.env },
   });
+  const seconds = Math.round((Date.now() - started) / 1000);
   try {
     const j = JSON.parse(readFileSync(out, 'utf8'));
     return {
+      project: p.name, engine: p.engine, seconds, files: j.testResults.length,
       passed: j.numPassedTests,
       failed: j.numFailedTests + (j.success === false && j.numFailedTests === 0 ? 1 : 0),
       skipped: j.numPendingTests + j.numTodoTests,
     };
   } catch {
     // vitest died before writing results: count the run as one failure.
-    return { passed: 0, failed: 1, skipped: 0, exit: r.status };
+    return { project: p.name, engine: p.engine, seconds, files: 0, passed: 0, failed: 1, skipped: 0, exit: r.status };
   }
 }
 
-const totals = [run('all-projects', [], {})];
-if (process.env.SVC_CI_PG_URL) {
-  totals.push(run('postgres-server', ['--project', 'postgres'], { SVC_TEST_PG: process.env.SVC_CI_PG_URL }));
+const results = projects.map(run);
+const sum = results.reduce((a, t) => ({ passed: a.passed + t.passed, failed: a.failed + t.failed, skipped: a.skipped + t.skipped }), { passed: 0, failed: 0, skipped: 0 });
+writeFileSync(`${outDir}/summary.json`, `${JSON.stringify({ ...sum, projects: results }, null, 2)}\n`);
+
+if (summary) {
+  const pad = (v, n) => String(v).padEnd(n);
+  const lpad = (v, n) => String(v).padStart(n);
+  process.stdout.write(`\n${pad('project', 10)}${pad('engine', 20)}${lpad('files', 6)}${lpad('passed', 8)}${lpad('failed', 8)}${lpad('skipped', 9)}${lpad('seconds', 9)}\n`);
+  for (const r of results) {
+    process.stdout.write(`${pad(r.project, 10)}${pad(r.engine, 20)}${lpad(r.files, 6)}${lpad(r.passed, 8)}${lpad(r.failed, 8)}${lpad(r.skipped, 9)}${lpad(r.seconds, 9)}\n`);
+  }
+  process.stdout.write(`\n${sum.passed} passed, ${sum.failed} failed, ${sum.skipped} skipped\n`);
 }
-const sum = totals.reduce((a, t) => ({ passed: a.passed + t.passed, failed: a.failed + t.failed, skipped: a.skipped + t.skipped }), { passed: 0, failed: 0, skipped: 0 });
-process.stdout.write(`\n${sum.passed} passed, ${sum.failed} failed, ${sum.skipped} skipped\n`);
 process.exit(sum.failed > 0 ? 1 : 0);

@@ -36,6 +36,7 @@ import { effectiveTier } from './lib/tiers';
 import { createBrowseModule } from './modules/browse/module';
 import { createTrustModule } from './modules/trust/module';
 import { createReputationModule } from './modules/reputation/module';
+import { createDirectoryModule } from './modules/directory/module';
 
 export interface AppOptions {
   config: Config;
@@ -131,6 +132,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     adoption: async () => ({ identity: await identity.trustAdoption() }),
   });
   await app.register(reputation.routes);
+  const directory = createDirectoryModule({ database, clock, envelope, trust, profile: (id) => identity.trustProfile(id) });
+  identity.useSkillVouches((id, skills) => directory.vouches.skillVouches(id, skills));
+  await app.register(directory.routes);
   await app.register(trust.routes);
   // Embedder + vector index + outbox indexer, shared by memory, commons and blob search.
   const vectors = await createVectorRuntime({ config, database, clock, log: (msg, err) => app.log.warn({ err }, msg) });

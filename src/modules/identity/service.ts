@@ -46,6 +46,9 @@ export interface IdentityDeps {
 }
 
 /** The reputation a passport shows (the reputation module's current standing). */
+/** A passport's skill_vouches per listed skill (the directory module's vouches). */
+export type SkillVouchesReader = (agentId: string, skills: string[]) => Promise<Record<string, { count: number; raw_count: number; weighted_count: number }>>;
+
 export type ReputationReader = (agentId: string, decomposed: boolean) => Promise<{ reputation: unknown; reputation_sub_signals?: unknown }>;
 
 const DAY = 86_400_000;
@@ -57,6 +60,7 @@ export function createIdentityService(deps: IdentityDeps) {
   const { store, clock } = deps;
   const authCache = createAuthCache(deps.authCacheMs ?? 0);
   let reputationOf: ReputationReader | undefined;
+  let skillVouchesOf: SkillVouchesReader | undefined;
   const { onRegistered } = deps;
 
   function parseRecoveryKey(pem: string): string {
@@ -260,9 +264,16 @@ export function createIdentityService(deps: IdentityDeps) {
       const view = publicPassport(agent, passport, {
         baseUrl: deps.baseUrl, now: clock.now(), scopedKeyScopes: scoped.map((s) => JSON.parse(s.scopes) as string[]),
       });
-      if (!reputationOf) return view;
-      const standing = await reputationOf(id, passport.sub_signal_visibility === 'decomposed');
-      return { ...view, ...standing } as typeof view;
+      const [standing, skillVouches] = await Promise.all([
+        reputationOf ? reputationOf(id, passport.sub_signal_visibility === 'decomposed') : undefined,
+        skillVouchesOf ? skillVouchesOf(id, view.skills) : undefined,
+      ]);
+      return { ...view, ...(standing ?? {}), ...(skillVouches ? { skill_vouches: skillVouches } : {}) } as typeof view;
+    },
+
+    /** The directory module supplies the passport's skill_vouches (it is built after identity). */
+    useSkillVouches(reader: SkillVouchesReader) {
+      skillVouchesOf = reader;
     },
 
     /** Identity's share of the trust adoption report. */
@@ -284,6 +295,7 @@ export function createIdentityService(deps: IdentityDeps) {
       return {
         agentId: id, owner: agent.owner_identifier, active: agent.status === 'active', passportActive: passport.revoked_at === null,
         trustLevels: trustLevels(agent, clock.now()), subSignalVisibility: passport.sub_signal_visibility,
+        skills: JSON.parse(passport.skills) as string[],
       };
     },
 

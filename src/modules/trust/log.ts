@@ -17,7 +17,8 @@ import { nodeReader, type TrustLogStore } from './log-store';
 /** Kinds of trust facts (entry `kind`). */
 export type TrustKind =
   | 'epoch.opened' | 'epoch.closed'
-  | 'reputation.interaction' | 'reputation.dispute.filed' | 'reputation.dispute.decided';
+  | 'reputation.interaction' | 'reputation.dispute.filed' | 'reputation.dispute.decided'
+  | 'vouch.given' | 'vouch.revoked';
 
 export interface TrustFact {
   kind: TrustKind;

@@ -89,6 +89,20 @@ export interface ReputationDisputesTable {
   decided_log_index: number | null;
 }
 
+/** Projection: skill vouches (entries vouch.given / vouch.revoked); revoked rows stay. */
+export interface VouchesTable {
+  vouch_id: string;
+  target_agent_id: string;
+  voucher_agent_id: string;
+  skill: string;
+  epoch: number;
+  weight: number;
+  created_at: number;
+  created_log_index: number;
+  revoked_at: number | null;
+  revoked_log_index: number | null;
+}
+
 export interface TrustParityChecksTable { check_id: string; checked_at: number; result: string }
 
 export interface TrustTables {
@@ -103,4 +117,5 @@ export interface TrustTables {
   reputation_day_buckets: ReputationDayBucketsTable;
   reputation_disputes: ReputationDisputesTable;
   trust_parity_checks: TrustParityChecksTable;
+  vouches: VouchesTable;
 }

@@ -1,0 +1,34 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { agentOf } from '../../http/auth';
+import type { EnvelopeBuilder } from '../../http/envelope';
+import { ApiError } from '../../http/errors';
+import { isUuid } from '../../lib/ids';
+import { VouchBody, VouchParams } from './schemas';
+import type { VouchService } from './vouches';
+
+const target = (id: string) => {
+  if (!isUuid(id)) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this target_agent_id');
+  return id.toLowerCase();
+};
+
+export const directoryRoutes = (deps: { vouches: VouchService; envelope: EnvelopeBuilder }): FastifyPluginAsyncTypebox => async (app) => {
+  const { vouches, envelope } = deps;
+
+  app.post('/v1/agents/:target_agent_id/vouch', {
+    schema: { params: VouchParams, body: VouchBody, summary: 'Vouch for a skill another agent lists (one active vouch per skill); appended to the trust log', tags: ['trust'] },
+    config: {
+      auth: 'key', success: [201, 200],
+      errors: { 403: ['VOUCH_INELIGIBLE', 'PASSPORT_REVOKED'], 404: ['AGENT_NOT_FOUND'], 422: ['VOUCH_SKILL_NOT_LISTED'] },
+    },
+  }, async (request, reply) => {
+    const r = await vouches.vouch(agentOf(request).agentId, target(request.params.target_agent_id), request.body.skill);
+    return reply.code(r.created ? 201 : 200).send({ status: 'success', duplicate: !r.created, ...r.vouch, _svc: await envelope.build() });
+  });
+
+  app.post('/v1/agents/:target_agent_id/vouch/revoke', {
+    schema: { params: VouchParams, body: VouchBody, summary: 'Revoke your vouch for a skill of an agent; appended to the trust log', tags: ['trust'] },
+    config: { auth: 'key', errors: { 403: ['PASSPORT_REVOKED'], 404: ['AGENT_NOT_FOUND', 'VOUCH_NOT_FOUND'] } },
+  }, async (request) => ({
+    status: 'success', ...await vouches.revoke(agentOf(request).agentId, target(request.params.target_agent_id), request.body.skill), _svc: await envelope.build(),
+  }));
+};
