@@ -7,6 +7,7 @@ import { bool, group, int, optionalStr, optionalUrl, str, url } from './define';
 export const billingSettings = group('Billing and metering', {
   meteringEnabled: bool('SVC_METERING_ENABLED', true, 'Charge metered actions (free floors, credits, quotas). false: every metered action is free and billing counts nothing (private self-hosting); the tier\'s storage limits and memory\'s monthly write cap still apply.'),
   meteringLeaseCalls: int('SVC_METERING_LEASE_CALLS', 64, 'Paid calls of one agent and action (search, blob_search) an instance may answer from credit it holds aside, settling them within ~0.1 s instead of a transaction per call (docs/billing.md, Credit leases). 0: every charge is decided and on disk before its answer.', { min: 0, max: 10_000 }),
+  meteringHoldSweepSeconds: int('SVC_METERING_HOLD_SWEEP_SECONDS', 60, 'How often an instance deletes credit holds that lapsed more than a minute ago, whichever instance took them (one that died leaves its holds behind); also once at start.', { min: 1, max: 86_400 }),
   stripeSecretKey: optionalStr('STRIPE_SECRET_KEY', 'Stripe secret key (sk_live_... or sk_test_...). Unset: billing is not configured.'),
   stripePublishableKey: optionalStr('STRIPE_PUBLISHABLE_KEY', 'Stripe publishable key (pk_...) handed to the billing page.'),
   stripeWebhookSecret: optionalStr('STRIPE_WEBHOOK_SECRET', 'Signing secret (whsec_...) of the webhook endpoint /v1/billing/payment-processor/webhook.'),

@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ManualClock } from '../../lib/clock';
 import { blobStoreContract } from './contract';
@@ -67,5 +68,45 @@ describe('FsBlobStore specifics', () => {
     await utimes(fresh, now - 60, now - 60);
     await FsBlobStore.open({ root, clock });
     expect((await readdir(staging)).sort()).toEqual(['fresh.staging']);
+  });
+
+  test('a staging file whose process is gone is removed at open and by the periodic sweep, whatever its age', async () => {
+    const staging = join(root, '.staging');
+    const host = hostname().replace(/[^A-Za-z0-9.-]/g, '_');
+    // A pid that was running and is no more.
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    const mine = `${host}~${process.pid}~${Math.round(performance.timeOrigin).toString(36)}~a.staging`;
+    const names = {
+      deadPid: `${host}~${dead}~abc~b.staging`,
+      earlierRunOfThisPid: `${host}~${process.pid}~abc~c.download`,
+      livePid: `${host}~${process.ppid}~abc~d.staging`,
+      otherHost: `other-host~${dead}~abc~e.staging`,
+      mine,
+    };
+    await mkdir(staging, { recursive: true });
+    for (const n of Object.values(names)) await writeFile(join(staging, n), 'x');
+    const store = await FsBlobStore.open({ root, stagingSweepMs: 50 });
+    expect((await readdir(staging)).sort()).toEqual([names.livePid, names.mine, names.otherHost].sort());
+    // While open: a crash leftover appearing later goes with the next sweep.
+    const later = `${host}~${dead}~abc~f.staging`;
+    await writeFile(join(staging, later), 'x');
+    await expect.poll(async () => (await readdir(staging)).includes(later), { timeout: 2000 }).toBe(false);
+    expect((await readdir(staging)).sort()).toEqual([names.livePid, names.mine, names.otherHost].sort());
+    await store.close();
+  });
+
+  test('staging files are named after their process (so a sweep can tell a crash leftover)', async () => {
+    const store = await FsBlobStore.open({ root });
+    const before = new Set(await readdir(join(root, '.staging')));
+    const body = new PassThrough();
+    const staged = store.stage(body, 1000);
+    body.write('hello');
+    await new Promise((r) => setTimeout(r, 20));
+    const seen = (await readdir(join(root, '.staging'))).filter((n) => !before.has(n));
+    body.end();
+    await (await staged).discard();
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatch(new RegExp(`^[^~]+~${process.pid}~[0-9a-z]+~[0-9a-f-]{36}\\.staging$`));
+    await store.close();
   });
 });

@@ -19,7 +19,7 @@ import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { systemClock, type Clock } from '../../lib/clock';
 import { DAY_MS } from '../../lib/utc';
-import { StagedFileBlob, stageToFile, sweepStaging, type StagedFile } from './staging';
+import { StagedFileBlob, stageToFile, startStagingSweeper, STAGING_SWEEP_MS, sweepStaging, type StagedFile } from './staging';
 import { assertSha256, BlobNotFoundError, checkRange, type BlobRange, type BlobStore, type StagedBlob } from './types';
 
 const openFd = promisify(openCb);
@@ -30,12 +30,15 @@ export interface FsBlobStoreOptions {
   /** Directory that holds the blobs (created when missing). */
   root: string;
   clock?: Clock;
-  /** Staging files older than this are removed at open (left by a crash). Default one day. */
+  /** Staging files older than this are removed at open and by the periodic sweep (left by a crash). Default one day. */
   staleStagingMs?: number;
+  /** How often staging files are swept while open (those of a process that is gone at once). Default 10 minutes. */
+  stagingSweepMs?: number;
 }
 
 export class FsBlobStore implements BlobStore {
   private readonly stagingDir: string;
+  private stopSweeper: () => void = () => {};
 
   private constructor(private readonly root: string) {
     this.stagingDir = join(root, '.staging');
@@ -45,6 +48,7 @@ export class FsBlobStore implements BlobStore {
     const store = new FsBlobStore(opts.root);
     await mkdir(store.stagingDir, { recursive: true });
     await sweepStaging(store.stagingDir, opts.staleStagingMs ?? DAY_MS, opts.clock ?? systemClock);
+    store.stopSweeper = startStagingSweeper(store.stagingDir, opts.stagingSweepMs ?? STAGING_SWEEP_MS, opts.staleStagingMs ?? DAY_MS, opts.clock ?? systemClock);
     return store;
   }
 
@@ -120,7 +124,9 @@ export class FsBlobStore implements BlobStore {
     return fn(path);
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.stopSweeper();
+  }
 }
 
 async function fileExists(path: string): Promise<boolean> {

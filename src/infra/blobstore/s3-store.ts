@@ -30,7 +30,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock, type Clock } from '../../lib/clock';
-import { downloadPath, pipeToNewFile, StagedFileBlob, stageToFile, sweepStaging, type StagedFile } from './staging';
+import { downloadPath, pipeToNewFile, StagedFileBlob, stageToFile, startStagingSweeper, STAGING_SWEEP_MS, sweepStaging, type StagedFile } from './staging';
 import {
   assertSha256,
   BlobNotFoundError,
@@ -88,6 +88,7 @@ export class S3BlobStore implements BlobStore {
   private readonly bucket: string;
   private readonly prefix: string;
   private readonly stagingDir: string;
+  private stopSweeper: () => void = () => {};
   private readonly threshold: number;
   private readonly partSize: number;
   private readonly partConcurrency: number;
@@ -107,7 +108,9 @@ export class S3BlobStore implements BlobStore {
   static async open(o: S3BlobStoreOptions): Promise<S3BlobStore> {
     await mkdir(o.stagingDir, { recursive: true });
     await sweepStaging(o.stagingDir, 86_400_000, o.clock ?? systemClock);
-    return new S3BlobStore(o);
+    const store = new S3BlobStore(o);
+    store.stopSweeper = startStagingSweeper(o.stagingDir, STAGING_SWEEP_MS, 86_400_000, o.clock ?? systemClock);
+    return store;
   }
 
   keyFor(sha256: string): string {
@@ -246,6 +249,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async close(): Promise<void> {
+    this.stopSweeper();
     this.client.destroy();
   }
 

@@ -4,6 +4,7 @@
  * time (back-pressure from the file write stream), whatever the body's size.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { createWriteStream } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,6 +22,30 @@ export interface StagedFile {
 const STAGING_SUFFIX = '.staging';
 
 /**
+ * Every staging and download file is named after the process that writes it:
+ * `<host>~<pid>~<start>~<uuid>.staging`, `<start>` telling this run of a pid from an earlier one (a
+ * container's svc is pid 1 every time). A sweep on the same host removes a file whose process is
+ * gone at once, whatever its age (an upload cut by a crash); files of other hosts (a shared disk)
+ * and of older names only once they are older than the sweep's age.
+ */
+const HOST = hostname().replace(/[^A-Za-z0-9.-]/g, '_');
+const OWNER = `${HOST}~${process.pid}~${Math.round(performance.timeOrigin).toString(36)}`;
+const tempName = (suffix: string) => `${OWNER}~${randomUUID()}${suffix}`;
+
+/** Whether the process that named this file is gone: same host, and its pid is not running (or is this process's, from an earlier run). */
+function ownerGone(name: string): boolean {
+  const [host, pid, start] = name.split('~');
+  if (host !== HOST || !/^\d+$/.test(pid ?? '') || start === undefined) return false;
+  if (Number(pid) === process.pid) return `${host}~${pid}~${start}` !== OWNER;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
  * Writes `body` to a new file in `dir` (which must exist). With `fsync`, the data is on disk before
  * this resolves. On any failure, including BlobTooLargeError, the file is removed.
  *
@@ -29,7 +54,7 @@ const STAGING_SUFFIX = '.staging';
  */
 export async function stageToFile(body: Readable, dir: string, maxBytes: number, opts: { fsync: boolean }): Promise<StagedFile> {
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes must be a non-negative integer, got ${maxBytes}`);
-  const path = join(dir, `${randomUUID()}${STAGING_SUFFIX}`);
+  const path = join(dir, tempName(STAGING_SUFFIX));
   const hash = createHash('sha256');
   let sizeBytes = 0;
   const meter = new Transform({
@@ -75,7 +100,10 @@ export async function pipeToNewFile(source: Readable, path: string, opts: { flus
   }
 }
 
-/** Removes staging files older than maxAgeMs (left by a crash mid-upload). Returns how many. */
+/**
+ * Removes staging and download files left by a crash mid-upload: those whose process is gone (see
+ * OWNER), and any older than maxAgeMs. Returns how many.
+ */
 export async function sweepStaging(dir: string, maxAgeMs: number, clock: Clock): Promise<number> {
   let removed = 0;
   let names: string[];
@@ -89,7 +117,7 @@ export async function sweepStaging(dir: string, maxAgeMs: number, clock: Clock):
     if (!name.endsWith(STAGING_SUFFIX) && !name.endsWith('.download')) continue;
     const p = join(dir, name);
     const st = await stat(p).catch(() => undefined);
-    if (st && clock.now() - st.mtimeMs > maxAgeMs) {
+    if (st && (ownerGone(name) || clock.now() - st.mtimeMs > maxAgeMs)) {
       await rm(p, { force: true });
       removed++;
     }
@@ -99,7 +127,22 @@ export async function sweepStaging(dir: string, maxAgeMs: number, clock: Clock):
 
 /** A fresh path in `dir` for a temporary download (swept like staging files). */
 export function downloadPath(dir: string): string {
-  return join(dir, `${randomUUID()}.download`);
+  return join(dir, tempName('.download'));
+}
+
+/** How often an open store sweeps its staging directory. */
+export const STAGING_SWEEP_MS = 10 * 60_000;
+
+/** Sweeps `dir` (sweepStaging) every `intervalMs`, real time; returns a stop function. */
+export function startStagingSweeper(dir: string, intervalMs: number, maxAgeMs: number, clock: Clock, onError?: (err: unknown) => void): () => void {
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    sweepStaging(dir, maxAgeMs, clock).catch((e) => onError?.(e)).finally(() => (busy = false));
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /**

@@ -232,6 +232,14 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
 
     dropHold: (trx: Trx, agentId: string, holdId: string) => dropHoldQ({ agent: agentId, entry: holdId }, trx).then(() => undefined),
 
+    /**
+     * Deletes every hold, of any agent and instance, that lapsed at or before `before`. A lapsed hold
+     * sets nothing aside; its instance died or stalled (a live one renews its holds on each settle),
+     * and an agent that takes no new hold would keep the row forever. Returns how many.
+     */
+    dropLapsedHolds: async (before: number): Promise<number> =>
+      Number((await db.deleteFrom('metering_holds').where('expires_at', '<=', before).executeTakeFirst()).numDeletedRows ?? 0),
+
     /** Calls in [fromDay, toDay] (inclusive UTC days). */
     countDays: (trx: Trx, agentId: string, pool: string, fromDay: string, toDay: string) =>
       countDaysQ({ agent: agentId, pool, from: fromDay, day: toDay }, trx).then((r) => Number(r[0].n)),

@@ -34,6 +34,8 @@ export interface BillingModuleDeps {
 
 /** The module built for a config object (tests and operator scripts reach the services through it). */
 const byConfig = new WeakMap<Config, BillingModule>();
+/** A credit hold is deleted this long after it lapsed (docs/billing.md, Credit leases). */
+const HOLD_LAPSE_GRACE_MS = 60_000;
 export const billingModuleFor = (config: Config): BillingModule | undefined => byConfig.get(config);
 
 export function createBillingModule(deps: BillingModuleDeps) {
@@ -83,6 +85,16 @@ export function createBillingModule(deps: BillingModuleDeps) {
     enabled: config.billing.referralPayoutsEnabled, minActions: config.billing.referralMinActions,
     creditExpiryDays: config.billing.referralCreditExpiryDays,
   });
+  // Credit holds that lapsed (their instance died or stalled) are deleted a minute after, by any instance.
+  let sweeping: Promise<unknown> | undefined;
+  const sweepHolds = () => {
+    sweeping ??= store.sql.dropLapsedHolds(clock.now() - HOLD_LAPSE_GRACE_MS)
+      .catch((e) => deps.log?.('credit hold sweep failed', e))
+      .finally(() => (sweeping = undefined));
+  };
+  sweepHolds();
+  const holdSweep = setInterval(sweepHolds, config.billing.meteringHoldSweepSeconds * 1000);
+  holdSweep.unref();
   const every = config.billing.referralSettleIntervalSeconds;
   const timer = config.billing.referralPayoutsEnabled && every > 0
     ? setInterval(() => void referrals.settle().catch((e) => deps.log?.('referral settle failed', e)), every * 1000)
@@ -107,6 +119,8 @@ export function createBillingModule(deps: BillingModuleDeps) {
     setStorage(port: StorageUsagePort) { storage = port; },
     routes: billingRoutes({ billing, store, clock, settle: (agentId) => counted.settle(agentId), storage: () => storage, billingPagePath: pagePath, stripeJsUrl: config.billing.stripeJsUrl, referrals, credits }),
     async close() {
+      clearInterval(holdSweep);
+      await sweeping;
       if (timer) clearInterval(timer);
       await counted.close();
     },
