@@ -1,7 +1,8 @@
 /**
  * robots.txt enforcement (RFC 9309) for browse. The file is fetched through the guarded client
- * (redirects followed, each hop checked), cached per origin, and matched with robots-parser
- * against the product token `svc-browse` (groups for `*` apply when none names us).
+ * (redirects followed, each hop checked), cached per origin, parsed and matched here
+ * (`parseRobotsTxt`, `robotsAllows`: RFC 9309 as Google's reference parser reads it) for the
+ * product token `svc-browse` (groups for `*` apply when none names us).
  *
  * Status semantics, per RFC 9309 section 2.3.1:
  *   2xx                       parse the first 500 KiB; rules decide
@@ -18,7 +19,6 @@
  * Successes and 4xx are cached for `ttlMs`; unreachable results for the shorter `errorTtlMs`, so a
  * passing outage does not lock a site out for the whole cache lifetime.
  */
-import robotsParser from 'robots-parser';
 import type { Clock } from '../../lib/clock';
 import { isWebError, type WebError } from './errors';
 import type { GuardedClient } from './guarded-client';
@@ -39,7 +39,7 @@ export function decodeUnreserved(text: string): string {
 }
 
 /**
- * Encodes a URL's path and query the way robots-parser encodes a rule (`encodeURI`, existing
+ * Encodes a URL's path and query the way a rule is encoded (`encodeURI`, existing
  * escapes kept), so both sides of the comparison are spelled alike. The WHATWG URL parser leaves
  * `[ ] | ^ \ { } \`` as they are in a path or query, while a rule naming them is turned into
  * `%5B`, `%7C` ...: `Disallow: /*?filter[` never matched `?filter[color]=red`, which was fetched.
@@ -52,18 +52,17 @@ function asRulesEncode(pathAndQuery: string): string {
   }
 }
 
-/** A rule as robots-parser keeps it: the pattern escaped as `normaliseEncoding` escapes it. */
+/** A rule with its pattern spelled as `normalisePattern` spells it. */
 interface ParsedRule {
   pattern: string;
   allow: boolean;
 }
-type Robot = ReturnType<typeof robotsParser>;
 
 /**
  * Whether a robots.txt pattern matches the start of `path` (`*` any run of characters, a final
  * `$` the end of the path), in time linear in the path for each `*`-separated piece: the leftmost
  * place for each piece leaves the most room for the rest, so no backtracking is needed.
- * robots-parser's own matcher (Google's algorithm) costs path length × pattern length per rule;
+ * Google's algorithm (a set of positions) costs path length × pattern length per rule;
  * a hostile robots.txt of 500 KiB of `*` against an 8 KiB URL held the event loop for over five
  * seconds on every decision about that site (each redirect hop, each request of a rendered page).
  */
@@ -86,27 +85,133 @@ export function ruleMatches(pattern: string, path: string): boolean {
   return path.length - tail.length >= pos && path.endsWith(tail);
 }
 
+/** One group: the product tokens its user-agent lines name (lower case; `*` for all) and its rules. */
+export interface RobotsGroup {
+  agents: string[];
+  rules: ParsedRule[];
+}
+
 /**
- * robots-parser's decision (the group naming `token`, else `*`; the longest matching rule wins, an
- * allow on a tie) over the rules it parsed, with the linear matcher above. Falls back to the
- * library's own isAllowed if its parsed rules are not where version 3 keeps them.
+ * A rule's pattern as svc compares it: escapes of unreserved characters decoded, the rest escaped
+ * as `encodeURI` does (existing escapes kept), hex digits upper case, a `$` before the end `%24`. The URL goes through the
+ * same steps (`decide`), so both sides are spelled alike.
  */
-function robotAllows(robot: Robot, origin: string, pathAndQuery: string, token: string): boolean {
-  const rules = (robot as unknown as { _rules?: Record<string, ParsedRule[] | undefined> })._rules;
-  if (!rules || typeof rules !== 'object') return robot.isAllowed(origin + pathAndQuery, token) !== false;
-  const group = rules[token.toLowerCase().split('/')[0].trim()] ?? rules['*'] ?? [];
-  const path = pathAndQuery.replace(/%[0-9a-fA-F]{2}/g, (esc) => esc.toUpperCase());
+function normalisePattern(pattern: string): string {
+  let out: string;
+  try {
+    out = encodeURI(decodeUnreserved(pattern)).replace(/%25/g, '%');
+  } catch {
+    out = pattern;
+  }
+  out = out.replace(/%[0-9a-fA-F]{2}/g, (esc) => esc.toUpperCase());
+  // A `$` before the end is a literal, spelled as the URL spells one (`%24`, see `decide`).
+  const anchored = out.endsWith('$');
+  const body = (anchored ? out.slice(0, -1) : out).replace(/\$/g, '%24');
+  return anchored ? `${body}$` : body;
+}
+
+/**
+ * The product token a user-agent line names, as Google's parser reads it: `*` (alone or followed
+ * by a space) for every crawler, else the leading run of letters, `-` and `_`, lower case
+ * (`FOO BAR`, `foo/1.2`, `foo*` and `foo2` all name `foo`). Null when the line names nothing.
+ */
+export function userAgentToken(value: string): string | null {
+  if (/^\*(\s|$)/.test(value)) return '*';
+  const m = /^[A-Za-z_-]+/.exec(value);
+  return m ? m[0].toLowerCase() : null;
+}
+
+const KEY_USER_AGENT = /^(user-agent|useragent|user agent)/i;
+const KEY_ALLOW = /^allow/i;
+const KEY_DISALLOW = /^(disallow|dissallow|dissalow|disalow|diasllow|disallaw)/i;
+
+/** Trims ASCII white space only (String.trim would also drop a byte-order mark). */
+const asciiTrim = (s: string): string => s.replace(/^[ \t\f\v]+|[ \t\f\v]+$/g, '');
+
+/** Key and value of one line (comment already removed), as Google's parser splits it. */
+function splitLine(line: string): [string, string] | null {
+  const trimmed = asciiTrim(line);
+  if (!trimmed) return null;
+  const colon = trimmed.indexOf(':');
+  if (colon >= 0) return [asciiTrim(trimmed.slice(0, colon)), asciiTrim(trimmed.slice(colon + 1))];
+  // A forgotten colon: a key and a value separated by white space, and nothing more.
+  const parts = trimmed.split(/[ \t]+/);
+  return parts.length === 2 ? [parts[0], parts[1]] : null;
+}
+
+/**
+ * Parses robots.txt (RFC 9309 section 2.1, read as Google's reference parser reads it). A UTF-8
+ * byte-order mark, or the first bytes of one, is skipped at the start of the file only; one in
+ * the middle of the file is part of its line (whose key is then unknown, so the line is ignored).
+ * Lines end at CR, LF or CRLF; `#` starts a comment. Consecutive user-agent lines open one group,
+ * which runs until the next user-agent line that follows a rule; rules before any user-agent line
+ * belong to no group. Keys are case-insensitive, with the common misspellings Google accepts
+ * (`useragent`, `user agent`, `disalow` ...). Other keys (sitemap, crawl-delay ...) are ignored and
+ * do not end a group. An empty `Disallow:` is no rule; an empty `Allow:` neither.
+ */
+export function parseRobotsTxt(body: Buffer | string): RobotsGroup[] {
+  let bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  const bom = [0xef, 0xbb, 0xbf];
+  let skip = 0;
+  while (skip < 3 && skip < bytes.length && bytes[skip] === bom[skip]) skip++;
+  if (skip) bytes = bytes.subarray(skip);
+  const text = bytes.toString('utf8');
+  const groups: RobotsGroup[] = [];
+  let current: RobotsGroup | null = null;
+  let afterRule = false;
+  for (const raw of text.split(/\r\n|\r|\n/)) {
+    const hash = raw.indexOf('#');
+    const kv = splitLine(hash >= 0 ? raw.slice(0, hash) : raw);
+    if (!kv) continue;
+    const [key, value] = kv;
+    if (KEY_USER_AGENT.test(key)) {
+      if (!current || afterRule) {
+        current = { agents: [], rules: [] };
+        groups.push(current);
+        afterRule = false;
+      }
+      const agent = userAgentToken(value);
+      if (agent) current.agents.push(agent);
+      continue;
+    }
+    const allow = KEY_ALLOW.test(key);
+    if (!allow && !KEY_DISALLOW.test(key)) continue;
+    if (!current) continue;
+    afterRule = true;
+    if (!value) continue;
+    current.rules.push({ pattern: normalisePattern(value), allow });
+    // Google: an allowed /index.html (or .htm) allows its directory too.
+    const slash = value.lastIndexOf('/');
+    if (allow && slash >= 0 && value.slice(slash).startsWith('/index.htm')) {
+      current.rules.push({ pattern: normalisePattern(`${value.slice(0, slash + 1)}$`), allow: true });
+    }
+  }
+  return groups;
+}
+
+/**
+ * Whether the crawler `token` may fetch `path` (path and query, already normalised): the rules of
+ * every group naming the token (merged), else of every `*` group; the longest matching pattern
+ * wins, an allow on a tie; no match allows. A group that names the token applies even when it
+ * has no rules (then everything is allowed), as in Google's parser.
+ */
+export function robotsAllows(groups: RobotsGroup[], token: string, path: string): boolean {
+  const own = userAgentToken(token) ?? token.toLowerCase();
+  let chosen = groups.filter((g) => g.agents.includes(own));
+  if (chosen.length === 0) chosen = groups.filter((g) => g.agents.includes('*'));
   let best: ParsedRule | null = null;
-  for (const rule of group) {
-    if (best && rule.pattern.length < best.pattern.length) continue;
-    if (best && rule.pattern.length === best.pattern.length && (best.allow || !rule.allow)) continue;
-    if (ruleMatches(rule.pattern, path)) best = rule;
+  for (const group of chosen) {
+    for (const rule of group.rules) {
+      if (best && rule.pattern.length < best.pattern.length) continue;
+      if (best && rule.pattern.length === best.pattern.length && (best.allow || !rule.allow)) continue;
+      if (ruleMatches(rule.pattern, path)) best = rule;
+    }
   }
   return !best || best.allow;
 }
 
 type Verdict =
-  | { kind: 'rules'; robot: Robot }
+  | { kind: 'rules'; groups: RobotsGroup[] }
   | { kind: 'allow-all' }
   | { kind: 'disallow-all' }
   | { kind: 'blocked'; error: WebError };
@@ -152,7 +257,7 @@ export function createRobotsPolicy(opts: RobotsOptions): RobotsPolicy {
         headers: { accept: 'text/plain,*/*;q=0.5' },
       });
       // Rules found after a redirect still govern the origin we asked about (RFC 9309 2.3.1.2).
-      if (res.status >= 200 && res.status < 300) return { kind: 'rules', robot: robotsParser(robotsUrl, decodeUnreserved(res.body.toString('utf8'))) };
+      if (res.status >= 200 && res.status < 300) return { kind: 'rules', groups: parseRobotsTxt(res.body) };
       if (res.status >= 400 && res.status < 500) return { kind: 'allow-all' };
       if (res.status >= 300 && res.status < 400) return { kind: 'allow-all' }; // redirect without Location
       return { kind: 'disallow-all' };
@@ -192,7 +297,13 @@ export function createRobotsPolicy(opts: RobotsOptions): RobotsPolicy {
     if (verdict.kind === 'blocked') throw verdict.error;
     if (verdict.kind === 'allow-all') return 'allowed';
     if (verdict.kind === 'disallow-all') return 'unreachable';
-    return robotAllows(verdict.robot, url.origin, asRulesEncode(url.pathname + url.search), token) ? 'allowed' : 'disallowed';
+    // The robots.txt file itself is always allowed (RFC 9309 2.2.2).
+    if (url.pathname === '/robots.txt' && !url.search) return 'allowed';
+    // A literal `*` or `$` in the URL matches only `%2A` / `%24` in a rule (RFC 9309 2.2.3).
+    const path = asRulesEncode(url.pathname + url.search)
+      .replace(/%[0-9a-fA-F]{2}/g, (esc) => esc.toUpperCase())
+      .replace(/[*$]/g, (c) => (c === '*' ? '%2A' : '%24'));
+    return robotsAllows(verdict.groups, token, path) ? 'allowed' : 'disallowed';
   }
 
   return {
