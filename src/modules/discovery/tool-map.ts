@@ -69,6 +69,7 @@ export const TOOL_SPECS: ToolSpec[] = [
     id: 'passport', description: 'Identity: your agent record, public passports, directory description, and the passport challenge/verify session exchange.',
     actions: [
       a('me', 'GET', '/v1/me'), a('get', 'GET', '/v1/agents/{agent_id}/passport'), a('describe', 'POST', '/v1/agents/passport/description'),
+      a('self_report', 'POST', '/v1/agents/passport/capabilities'),
       a('challenge', 'POST', '/v1/auth/passport/challenge'), a('verify', 'POST', '/v1/auth/passport/verify'),
     ],
   },

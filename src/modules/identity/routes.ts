@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { agentOf } from '../../http/auth';
 import type { EnvelopeBuilder } from '../../http/envelope';
 import {
-  AgentIdParams, ChallengeBody, ChallengeValidationCodes, DescriptionBody, MeResponse, RegisterBody, RegisterValidationCodes, VerifyBody, VerifyValidationCodes,
+  AgentIdParams, ChallengeBody, SelfReportedBody, ChallengeValidationCodes, DescriptionBody, MeResponse, RegisterBody, RegisterValidationCodes, VerifyBody, VerifyValidationCodes,
 } from './schemas';
 import type { IdentityService } from './service';
 
@@ -74,6 +74,11 @@ export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypeb
     schema: { body: DescriptionBody, summary: 'Describe your agent (bio, skills) and opt in to the directory (listed); the public passport after it' },
     config: { auth: 'key', errors: { 403: ['PASSPORT_REVOKED'] } },
   }, async (request) => identity.describe(agentOf(request), request.body));
+
+  app.post('/v1/agents/passport/capabilities', {
+    schema: { body: SelfReportedBody, summary: 'Set your self-reported capabilities text (shown on the passport with self_reported_notice; never verified); the public passport after it' },
+    config: { auth: 'key', errors: { 403: ['PASSPORT_REVOKED'] } },
+  }, async (request) => identity.selfReport(agentOf(request), request.body.self_reported));
 
   app.post('/v1/me/passport/revoke', {
     schema: { summary: 'Revoke your passport (root key): challenges and session tokens stop working' },

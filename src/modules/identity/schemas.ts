@@ -101,3 +101,12 @@ export const DescriptionBody = Type.Object({
   listed: Type.Optional(Type.Boolean({ description: 'true: listed in the public directory, with a full agent card when bio is set' })),
   reputation_sub_signal_visibility: Type.Optional(Type.Union([Type.Literal('decomposed'), Type.Literal('aggregate_only')])),
 }, { minProperties: 1 });
+
+/** POST /v1/agents/passport/capabilities: operator-written text, stored as data, never verified. */
+export const SELF_REPORTED_MAX = 2000;
+export const SelfReportedBody = Type.Object({
+  self_reported: Type.Union([
+    Type.String({ maxLength: SELF_REPORTED_MAX, description: `What the agent says it can do, at most ${SELF_REPORTED_MAX} characters; shown with self_reported_notice, never counted as verified` }),
+    Type.Null(),
+  ], { description: 'null (or only whitespace) clears it' }),
+});

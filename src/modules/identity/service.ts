@@ -8,6 +8,7 @@ import { sha256hex } from '../../lib/hash';
 import { isUuid, newId, randomToken } from '../../lib/ids';
 import { passportChallengePayload, PASSPORT_CHALLENGE_SCHEME } from '../../lib/signing';
 import { tierOf } from '../../lib/tiers';
+import { isBlank } from '../../lib/text';
 import { isUniqueViolation } from '../../infra/db/dialect';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
@@ -381,6 +382,15 @@ export function createIdentityService(deps: IdentityDeps) {
         throw new ApiError(403, 'PASSPORT_REVOKED', 'This passport has been revoked: its description can no longer change');
       }
       return { status: 'success', passport: await this.publicPassport(auth.agentId), agent_card_url: `${deps.baseUrl}/v1/agents/${auth.agentId}/agent-card` };
+    },
+
+    /** Self-reported capabilities: text as data (NUL and lone surrogates already refused by the input guard). */
+    async selfReport(auth: AuthContext, text: string | null) {
+      const value = text === null || isBlank(text) ? null : text;
+      if (!(await store.updateSelfReported(auth.agentId, value))) {
+        throw new ApiError(403, 'PASSPORT_REVOKED', 'This passport has been revoked: its capabilities text can no longer change');
+      }
+      return { status: 'success', passport: await this.publicPassport(auth.agentId) };
     },
 
     async revokePassport(auth: AuthContext) {

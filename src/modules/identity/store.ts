@@ -120,6 +120,12 @@ export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Databa
       });
     },
 
+    /** The self-reported capabilities text; false when the passport is revoked (nothing changed). */
+    async updateSelfReported(agentId: string, text: string | null): Promise<boolean> {
+      const r = await db.updateTable('passports').set({ self_reported_capabilities: text }).where('agent_id', '=', agentId).where('revoked_at', 'is', null).executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    },
+
     /** The directory description; false when the passport is revoked (nothing changed). */
     async updateDescription(agentId: string, patch: { bio?: string | null; skills?: string; listed?: number; sub_signal_visibility?: string }): Promise<boolean> {
       // Nothing to set is no UPDATE (SQL has none without a SET): only whether the passport may change.
