@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/engines';
 import { ManualClock } from '../../lib/clock';
 import { openDatabase, type DatabaseHandle } from '../db/database';
@@ -57,8 +57,12 @@ if (process.env.SVC_TEST_PG_SERVER !== 'off') {
 
 describe.each(cases)('%s', (_name, make, kind) => {
   let index: VectorIndex;
-  test('is the expected kind', async () => {
+  // A hook, with room: creating and migrating a database (a PGlite one above all: PostgreSQL in
+  // WebAssembly) is CPU work that takes long while other test files run beside this one.
+  beforeAll(async () => {
     index = await make();
+  }, 180_000);
+  test('is the expected kind', () => {
     expect(index.kind).toBe(kind);
   });
 
