@@ -83,15 +83,39 @@ function fallbackText(doc: Doc): string {
 }
 
 /**
+ * Whether a class or id names a boilerplate box. Each class token is read alone, and a noise
+ * word that a token negates or qualifies (`no-share`, `content-with-sidebar-wrp`, `has-sidebar`)
+ * does not count.
+ */
+function noiseName(names: string): boolean {
+  for (const token of names.split(/\s+/)) {
+    if (!token || !NOISE_CLASS.test(token)) continue;
+    if (/(^|[\s_-])(no|not|without|with|has|hide|hidden)[_-]+(ads?|share|sharing|social|sidebar|promo\w*)/i.test(token)) continue;
+    return true;
+  }
+  return false;
+}
+
+/**
  * Removes ad, cookie, share and newsletter boxes named by class or id. Readability keeps them
  * when it picks a whole container (and rewrites them as bare <p>s, so this must run before it).
- * A box holding a large part of the page is kept: then the class name is misleading.
+ * Only boxes that look like boxes go: short (under 250 characters) or mostly links, and a small
+ * part of the page. A long run of prose under such a name is content whatever its class says
+ * (`id="sharing-section-3"` holding an article's section, an ad-industry report's
+ * `Section--Ads`).
  */
 function removeNoiseBoxes(doc: Doc): void {
   const total = collapse(doc.body?.textContent).length;
   for (const el of all(doc, '[class], [id]')) {
-    if (!NOISE_CLASS.test(`${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`)) continue;
-    if (collapse(el.textContent).length < total * 0.3) el.remove();
+    if (!noiseName(`${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`)) continue;
+    const text = collapse(el.textContent);
+    if (text.length >= total * 0.3) continue;
+    if (text.length < 250) {
+      el.remove();
+      continue;
+    }
+    const links = all(el as unknown as Doc, 'a').reduce((n, a) => n + collapse(a.textContent).length, 0);
+    if (links > text.length * 0.5) el.remove();
   }
 }
 

@@ -1,0 +1,62 @@
+/**
+ * Regression pages for extraction defects: each page is written here, small and to the point.
+ */
+import { describe, expect, test } from 'vitest';
+import { extractHtml } from './extract';
+
+const PARAS = [
+  'Tide tables give the time and height of high and low water for each day of the year at a named port, and most harbour offices still print them every winter.',
+  'The height is measured from chart datum, a level so low that the tide seldom falls below it, which is why a negative figure in the table is worth a second look before you plan a crossing.',
+  'Spring tides come a day or two after the full and the new moon, when the sun and the moon pull in line; neap tides fall between them and have the smallest range of the month.',
+  'Between the printed times the water does not rise evenly: the rule of twelfths says one twelfth in the first hour, two in the second, three in the third and fourth, then two and one again.',
+  'Wind and pressure shift the real tide away from the table, so a strong onshore gale and a deep low together can add half a metre to a high water that the table calls ordinary.',
+];
+const body = PARAS.map((p) => `<p>${p}</p>`).join('\n');
+const FOOTER = '<footer><p>Coastal Notes is written by volunteers of the harbour society. All text is licensed for reuse with credit. Contact the editors through the harbour office during opening hours, Monday to Friday.</p><p><a href="/about">About</a> <a href="/privacy">Privacy</a></p></footer>';
+
+// The rest of the page outweighs the article (the old rule removed a named box holding under 30 % of the text).
+const COMMENTS = Array.from({ length: 8 }, (_, i) => `<li class="comment"><b>reader${i}</b> <p>Thanks for this, I sail out of a small drying harbour and I keep forgetting how much the pressure matters; last autumn we sat on the mud for two hours longer than the table said we would, comment number ${i}.</p></li>`).join('');
+const RELATED = `<div class="related"><h3>More from Coastal Notes</h3><ul>${Array.from({ length: 12 }, (_, i) => `<li><a href="/n/${i}">Harbour news item ${i}: moorings, dredging and the winter lift-out schedule</a></li>`).join('')}</ul></div>`;
+
+function page(containerAttrs: string): string {
+  return `<!doctype html><html><head><title>Reading tide tables</title></head><body>
+<header><nav><a href="/">Home</a> <a href="/tides">Tides</a> <a href="/boats">Boats</a></nav></header>
+<div class="site-wrap"><div ${containerAttrs}><h1>Reading tide tables</h1>
+${body}
+<div class="share-buttons"><a href="https://x.example/share">Share on X</a> <a href="https://fb.example/share">Share on Facebook</a></div>
+</div>
+<section class="comments"><h2>Comments</h2><ol>${COMMENTS}</ol></section>
+${RELATED}</div>
+${FOOTER}</body></html>`;
+}
+
+const passages = (text: string) => PARAS.filter((p) => text.includes(p)).length;
+
+describe('defect: the article deleted before Readability sees it (noise boxes by class or id)', () => {
+  test('class="entry-content no-share" gives the same article as class="entry-content"', () => {
+    const plain = extractHtml(page('class="entry-content"'));
+    const noShare = extractHtml(page('class="entry-content no-share"'));
+    expect(passages(plain.text)).toBe(PARAS.length);
+    expect(noShare.text).toBe(plain.text);
+    expect(noShare.text).not.toContain('harbour society');
+  });
+
+  test.each([
+    ['id="sharing-section-2"'],
+    ['class="content-with-sidebar-wrp"'],
+    ['class="TestReport__Section TestReport__Section--Ads"'],
+    ['class="post has-sidebar"'],
+  ])('a container %s keeps its article', (attrs) => {
+    const out = extractHtml(page(attrs));
+    expect(passages(out.text)).toBe(PARAS.length);
+    expect(out.text).not.toContain('harbour society');
+  });
+
+  test('real share, ad and cookie boxes inside the article still go', () => {
+    const html = page('class="entry-content"')
+      .replace('<h1>', '<div class="ad-slot">Advertisement</div><div id="cookie-banner">We use cookies. <a href="/c">Settings</a></div><h1>');
+    const out = extractHtml(html);
+    expect(passages(out.text)).toBe(PARAS.length);
+    for (const noise of ['Share on X', 'Advertisement', 'We use cookies']) expect(out.text).not.toContain(noise);
+  });
+});
