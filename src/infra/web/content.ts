@@ -3,6 +3,7 @@
  * decides, except that a PDF signature always wins and an absent or generic type is sniffed.
  */
 import { TextDecoder } from 'node:util';
+import { detect } from 'chardet';
 import { WebError } from './errors';
 
 export type BodyKind = 'html' | 'text';
@@ -72,16 +73,139 @@ function decoderFor(label: string | undefined): Decoder | undefined {
   }
 }
 
-/** Decodes with the BOM, then the header charset, then a <meta> charset, then UTF-8. */
+/** How far into an HTML document a `<meta>` charset is looked for (WHATWG says at least 1024 bytes; pages declare it later). */
+export const PRESCAN_BYTES = 64 * 1024;
+
+/**
+ * The WHATWG "prescan a byte stream to determine its encoding" algorithm over the first
+ * PRESCAN_BYTES: skips comments, end tags, `<!...>`/`<?...>` and the attributes of other tags, and
+ * takes the first `<meta charset>` or `<meta http-equiv="content-type" content="...charset=...">`
+ * whose label names an encoding. A UTF-16 label means UTF-8 here, as the standard says (the
+ * bytes that declared it were ASCII). Returns the label, or undefined.
+ */
+export function prescanCharset(body: Buffer): string | undefined {
+  const s = body.subarray(0, PRESCAN_BYTES).toString('latin1');
+  const n = s.length;
+  let i = 0;
+  const isSpace = (c: string) => c === ' ' || c === '\t' || c === '\n' || c === '\f' || c === '\r';
+  /** The WHATWG "get an attribute" step: [name, value] or null at the end of the tag. */
+  const attribute = (): [string, string] | null => {
+    while (i < n && (isSpace(s[i]) || s[i] === '/')) i++;
+    if (i >= n || s[i] === '>') return null;
+    let name = '';
+    let value = '';
+    for (; i < n; i++) {
+      const c = s[i];
+      if (c === '=' && name) break;
+      if (isSpace(c)) {
+        while (i < n && isSpace(s[i])) i++;
+        if (s[i] !== '=') return [name, ''];
+        break;
+      }
+      if (c === '/' || c === '>') return [name, ''];
+      name += c.toLowerCase();
+    }
+    if (s[i] !== '=') return [name, ''];
+    i++;
+    while (i < n && isSpace(s[i])) i++;
+    const q = s[i];
+    if (q === '"' || q === "'") {
+      const end = s.indexOf(q, i + 1);
+      if (end < 0) {
+        value = s.slice(i + 1);
+        i = n;
+        return [name, value.toLowerCase()];
+      }
+      value = s.slice(i + 1, end);
+      i = end + 1;
+      return [name, value.toLowerCase()];
+    }
+    while (i < n && !isSpace(s[i]) && s[i] !== '>') value += s[i++];
+    return [name, value.toLowerCase()];
+  };
+  while (i < n) {
+    if (s.startsWith('<!--', i)) {
+      const end = s.indexOf('-->', i + 2);
+      if (end < 0) return undefined;
+      i = end + 3;
+      continue;
+    }
+    if (/^<meta[\s/]/i.test(s.slice(i, i + 6))) {
+      i += 5;
+      const seen = new Set<string>();
+      let gotPragma = false;
+      let needPragma: boolean | null = null;
+      let charset: string | undefined;
+      for (let a = attribute(); a; a = attribute()) {
+        const [name, value] = a;
+        if (seen.has(name)) continue;
+        seen.add(name);
+        if (name === 'http-equiv' && value === 'content-type') gotPragma = true;
+        else if (name === 'content' && charset === undefined) {
+          const m = /charset\s*=\s*(?:"([^"]*)"?|'([^']*)'?|([^\s;"']+))/i.exec(value);
+          if (m) { charset = m[1] ?? m[2] ?? m[3]; needPragma = true; }
+        } else if (name === 'charset') {
+          charset = value;
+          needPragma = false;
+        }
+      }
+      if (charset !== undefined && needPragma !== null && (!needPragma || gotPragma)) {
+        const enc = encodingOf(charset);
+        if (enc) return /^utf-16/.test(enc) ? 'utf-8' : enc === 'x-user-defined' ? 'windows-1252' : enc;
+      }
+      continue;
+    }
+    if (/^<\/?[a-z]/i.test(s.slice(i, i + 3))) {
+      i += s[i + 1] === '/' ? 2 : 1;
+      while (i < n && !isSpace(s[i]) && s[i] !== '>') i++;
+      while (attribute());
+      i++;
+      continue;
+    }
+    if (s.startsWith('<!', i) || s.startsWith('</', i) || s.startsWith('<?', i)) {
+      const end = s.indexOf('>', i);
+      if (end < 0) return undefined;
+      i = end + 1;
+      continue;
+    }
+    i++;
+  }
+  return undefined;
+}
+
+/** The WHATWG name of an encoding label, or undefined for an unknown one. */
+function encodingOf(label: string): string | undefined {
+  const l = label.trim().toLowerCase();
+  if (l === 'x-user-defined') return l;
+  try {
+    return new TextDecoder(l).encoding;
+  } catch {
+    return undefined;
+  }
+}
+
+function isUtf8(body: Buffer): boolean {
+  try {
+    // stream: a multi-byte character cut by the end of the body is not an error.
+    new TextDecoder('utf-8', { fatal: true }).decode(body, { stream: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Decodes following WHATWG's encoding sniffing: the BOM, then the header charset, then (HTML) the
+ * prescan for a `<meta>` charset over the first 64 KiB, then UTF-8 when the bytes are valid UTF-8,
+ * else the encoding chardet finds likeliest (the standard leaves an undeclared legacy page to
+ * detection), else windows-1252.
+ */
 export function decodeBody(body: Buffer, contentType: string | undefined, kind: BodyKind): string {
   if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return new TextDecoder('utf-8').decode(body);
   if (body[0] === 0xff && body[1] === 0xfe) return new TextDecoder('utf-16le').decode(body);
   if (body[0] === 0xfe && body[1] === 0xff) return new TextDecoder('utf-16be').decode(body);
   let decoder = decoderFor(charsetParam(contentType));
-  if (!decoder && kind === 'html') {
-    const head = body.subarray(0, 4096).toString('latin1');
-    const meta = /<meta[^>]+charset\s*=\s*["']?\s*([\w-]+)/i.exec(head);
-    decoder = decoderFor(meta?.[1]);
-  }
+  if (!decoder && kind === 'html') decoder = decoderFor(prescanCharset(body));
+  if (!decoder && !isUtf8(body)) decoder = decoderFor(detect(body.subarray(0, PRESCAN_BYTES)) ?? undefined) ?? windows1252;
   return (decoder ?? decoderFor('utf-8')!).decode(body);
 }

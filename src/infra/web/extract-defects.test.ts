@@ -2,7 +2,8 @@
  * Regression pages for extraction defects: each page is written here, small and to the point.
  */
 import { describe, expect, test } from 'vitest';
-import { extractHtml } from './extract';
+import { prescanCharset } from './content';
+import { extractContent, extractHtml } from './extract';
 
 const PARAS = [
   'Tide tables give the time and height of high and low water for each day of the year at a named port, and most harbour offices still print them every winter.',
@@ -58,5 +59,38 @@ describe('defect: the article deleted before Readability sees it (noise boxes by
     const out = extractHtml(html);
     expect(passages(out.text)).toBe(PARAS.length);
     for (const noise of ['Share on X', 'Advertisement', 'We use cookies']) expect(out.text).not.toContain(noise);
+  });
+});
+
+describe('defect: a charset declared late in the document decoded as UTF-8', () => {
+  const latePage = (charsetMeta: string) => Buffer.concat([
+    Buffer.from(`<!doctype html><html><head><!-- ${'build info '.repeat(500)} -->\n<style>${'.a{color:red}\n'.repeat(400)}</style>\n`, 'latin1'),
+    Buffer.from(`${charsetMeta}<title>`, 'latin1'), Buffer.from('Crème brûlée \x93recette\x94', 'latin1'),
+    Buffer.from('</title></head><body><p>', 'latin1'), Buffer.from('Une crème brûlée à la française, façon grand-mère.', 'latin1'), Buffer.from('</p></body></html>', 'latin1'),
+  ]);
+
+  test.each([
+    ['<meta charset="windows-1252">'],
+    ['<meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1">'],
+    ['<meta content=\'text/html; charset=latin1\' http-equiv=content-type>'],
+  ])('%s past 9 KB is found and used', (meta) => {
+    const body = latePage(meta);
+    expect(body.indexOf('<meta')).toBeGreaterThan(8000);
+    const out = extractContent({ body, contentType: 'text/html' });
+    expect(out.text).toContain('Une crème brûlée à la française, façon grand-mère.');
+    expect(out.text).not.toContain('\ufffd');
+  });
+
+  test('prescan follows WHATWG: a <meta> in a comment or an attribute value does not count, a content charset needs http-equiv', () => {
+    expect(prescanCharset(Buffer.from('<!-- <meta charset="koi8-r"> --><meta charset="iso-8859-2">'))).toBe('iso-8859-2');
+    expect(prescanCharset(Buffer.from('<div title="<meta charset=koi8-r>"></div><meta charset=windows-1251>'))).toBe('windows-1251');
+    expect(prescanCharset(Buffer.from('<meta content="text/html; charset=koi8-r"><meta charset=utf-8>'))).toBe('utf-8');
+    expect(prescanCharset(Buffer.from('<meta charset="utf-16le">'))).toBe('utf-8');
+    expect(prescanCharset(Buffer.from('<meta charset="no-such-thing">'))).toBeUndefined();
+  });
+
+  test('an undeclared legacy page that is not UTF-8 is detected, not decoded as UTF-8 with replacement characters', () => {
+    const body = Buffer.concat([Buffer.from('<html><body><p>'), Buffer.from('Déjà vu: les élèves étaient très fâchés, à cause de la réforme.', 'latin1'), Buffer.from('</p></body></html>')]);
+    expect(extractContent({ body, contentType: 'text/html' }).text).toBe('Déjà vu: les élèves étaient très fâchés, à cause de la réforme.');
   });
 });
