@@ -36,6 +36,8 @@ import { effectiveTier } from './lib/tiers';
 import { createBrowseModule } from './modules/browse/module';
 import { createTrustModule } from './modules/trust/module';
 import { createReputationModule } from './modules/reputation/module';
+import { TRUST_LEVEL_RULE } from './modules/trust/levels';
+import { scopedKeysReplayer } from './modules/identity/keys-replay';
 import { createDirectoryModule } from './modules/directory/module';
 
 export interface AppOptions {
@@ -104,6 +106,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     foundingPeriodEnd: config.core.foundingPeriodEnd,
     authCacheMs: config.core.authCacheMs,
     onRegistered: (trx, agentId, at) => trust.epochs.openFirst(trx, agentId, at),
+    trustLevels: (agent, o) => trust.levels.of(agent, o),
+    onKeyEvent: async (trx, e) => {
+      await trust.log.append(trx, { kind: e.kind, agentId: e.agentId, epoch: await trust.epochs.current(e.agentId, trx), at: e.at, data: { ...e.data } });
+    },
   });
   const envelope = createEnvelopeBuilder(config.core, clock, () => identity.communityStats());
 
@@ -127,10 +133,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   trust.addProjection({
     trace: async (id) => {
       const p = await identity.trustProfile(id);
-      return { trust_levels: { value: p?.trustLevels ?? [], rule: 'floor for every agent; established when active, unfrozen and at least 30 days old', log_indexes: [] } };
+      return { trust_levels: { value: p?.trustLevels ?? [], rule: TRUST_LEVEL_RULE, log_indexes: [] } };
     },
     adoption: async () => ({ identity: await identity.trustAdoption() }),
   });
+  // Scoped keys: key.created / key.revoked entries against the api_keys rows they made.
+  trust.addProjection({ replay: scopedKeysReplayer() });
   await app.register(reputation.routes);
   const directory = createDirectoryModule({ database, clock, envelope, trust, profile: (id) => identity.trustProfile(id) });
   identity.useSkillVouches((id, skills) => directory.vouches.skillVouches(id, skills));
@@ -158,7 +166,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const search = createSearchModule({ config, clock, envelope, metering, usage: usage.service, log: app.log });
   const feedback = createFeedbackModule({ db: database.db, clock, envelope, upgradeUrl, effectiveTier: (id, tier) => usage.service.effectiveTier(id, tier) });
   usage.service.addActivitySource(feedback.service.activitySource());
-  const browse = createBrowseModule({ config, database, clock, envelope, metering, tiers: usage.service });
+  const browse = createBrowseModule({
+    config, database, clock, envelope, metering, tiers: usage.service, levels: async (id) => (await identity.trustProfile(id))?.trustLevels ?? [],
+  });
   usage.service.addActivitySource(browse.service.activitySource());
   const approvals = createApprovalModule({ db: database.db, clock, envelope, upgradeUrl, effectiveTier: (id, tier) => usage.service.effectiveTier(id, tier) });
   usage.service.addActivitySource(approvals.service.activitySource());

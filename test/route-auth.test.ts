@@ -5,10 +5,11 @@
  * names as public may be public.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { CAPABILITIES } from '../src/lib/capabilities';
 import { startTestApp, type TestApp } from './helpers/harness';
 
 let t: TestApp;
-let endpoints: { method: string; path: string; auth: string }[];
+let endpoints: { method: string; path: string; auth: string; scope?: string }[];
 beforeAll(async () => {
   t = await startTestApp({ env: { SVC_QUEUE_SECRET: 'route-auth-queue-secret' } });
   endpoints = (await t.request('GET', '/v1/capabilities')).body.endpoints;
@@ -76,6 +77,51 @@ describe('every route in the live table', () => {
         expect(res.headers['www-authenticate'], `${e.method} ${e.path}`).toBe('Bearer realm="svc"');
       }
     }
+  });
+
+  test('a scoped key: refused on every route outside its scopes (403 SCOPE_NOT_GRANTED), on root routes (ROOT_KEY_REQUIRED); let through where any key may go', async () => {
+    const a = await t.registerAgent();
+    const keys = new Map<string, string>();
+    const keyWith = async (scopes: string[]) => {
+      const id = scopes.join(' ');
+      if (!keys.has(id)) {
+        const res = await t.request('POST', '/v1/me/keys', { token: a.apiKey, body: { scopes } });
+        expect(res.status).toBe(201);
+        keys.set(id, res.body.api_key);
+      }
+      return keys.get(id)!;
+    };
+    const checked = { outside: 0, root: 0, open: 0 };
+    for (const e of endpoints.filter((x) => x.auth === 'key' || x.auth === 'root' || x.auth === 'optional')) {
+      const where = `${e.method} ${e.path} (scope ${e.scope ?? 'none'})`;
+      if (e.auth === 'root') {
+        const res = await call(e, { authorization: `Bearer ${await keyWith([...CAPABILITIES])}` });
+        expect(`${res.status} ${res.body?.error_code}`, where).toBe('403 ROOT_KEY_REQUIRED');
+        checked.root++;
+      } else if (e.scope === 'any' || (e.auth === 'optional' && e.scope === undefined)) {
+        const res = await call(e, { authorization: `Bearer ${await keyWith(['svc:search'])}` });
+        expect(res.body?.error_code, where).not.toBe('SCOPE_NOT_GRANTED');
+        expect(res.status, where).not.toBe(401);
+        checked.open++;
+      } else {
+        // Every scope but the one the route needs (all of them for a route closed to scoped keys).
+        const lacking = CAPABILITIES.filter((c) => c !== e.scope);
+        const res = await call(e, { authorization: `Bearer ${await keyWith(lacking)}` });
+        expect(`${res.status} ${res.body?.error_code}`, where).toBe('403 SCOPE_NOT_GRANTED');
+        expect(res.body.required_scope, where).toBe(e.scope ?? null);
+        checked.outside++;
+      }
+    }
+    expect(checked.outside).toBeGreaterThan(20);
+    expect(checked.root).toBeGreaterThanOrEqual(4);
+    expect(checked.open).toBeGreaterThan(5);
+  });
+
+  test('every key route declares its scope, or is one of the routes deliberately closed to scoped keys', () => {
+    const closed = endpoints.filter((e) => e.auth === 'key' && e.scope === undefined).map((e) => `${e.method} ${e.path}`);
+    // Money moves and the trust layer speak for the agent: root key or passport session only (docs/decisions.md).
+    const allowed = [/^POST \/v1\/billing\//, /^POST \/v1\/feedback\/interaction$/, /^POST \/v1\/reputation\/dispute$/, /^POST \/v1\/agents\//];
+    expect(closed.filter((r) => !allowed.some((re) => re.test(r)))).toEqual([]);
   });
 
   test('admin routes refuse without X-Admin-Key, and a Bearer key is not enough', async () => {

@@ -69,8 +69,24 @@ export function installAuth(app: FastifyInstance, deps: { authenticator: Authent
     if (mode === 'root' && ctx.keyKind !== 'root') {
       throw new ApiError(403, 'ROOT_KEY_REQUIRED', 'This route needs the root API key; a scoped key or session token does not suffice');
     }
+    if (ctx.keyKind === 'scoped') scopeCheck(request, mode, ctx);
     request.auth = ctx;
   });
+}
+
+/**
+ * A scoped key calls only routes within its scopes: a route's `scope` names the capability it needs
+ * ('any': every key of the agent). A 'key' route without one is closed to scoped keys; an
+ * 'optional' route without one is open. Outside its scopes: 403 SCOPE_NOT_GRANTED naming the scope.
+ */
+function scopeCheck(request: FastifyRequest, mode: AuthMode, ctx: AuthContext): void {
+  const scope = request.routeOptions.config?.scope;
+  if (scope === 'any' || (scope === undefined && mode === 'optional')) return;
+  if (scope !== undefined && ctx.scopes.includes(scope)) return;
+  throw new ApiError(403, 'SCOPE_NOT_GRANTED', scope === undefined
+    ? 'This route is not open to scoped keys: use the root API key or a passport session token'
+    : `This scoped key does not grant ${scope}: create a key with that scope (POST /v1/me/keys) or use the root API key`,
+  { required_scope: scope ?? null, key_scopes: ctx.scopes });
 }
 
 /** The authenticated agent of a 'key'/'root' route (the hook guarantees it). */

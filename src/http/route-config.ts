@@ -1,6 +1,7 @@
 // Brings @fastify/swagger's schema fields (summary, description, tags) into FastifySchema.
 import type {} from '@fastify/swagger';
 import type { ValidationCode } from './errors';
+import type { Capability } from '../lib/capabilities';
 
 /**
  * How a route authenticates. Unset means 'key': a route is protected unless it says otherwise.
@@ -10,6 +11,14 @@ import type { ValidationCode } from './errors';
 export type AuthMode = 'none' | 'optional' | 'key' | 'root' | 'admin';
 
 export type KeyKind = 'root' | 'scoped' | 'session';
+
+/**
+ * What a scoped API key needs to call a route (route config `scope`): a capability URI the key must
+ * hold, or 'any' for a route every key of the agent may call (its own record, usage, feedback).
+ * A 'key' route that declares none is closed to scoped keys (root key and session tokens only);
+ * an 'optional' route that declares none is open to them.
+ */
+export type RouteScope = Capability | 'any';
 
 /**
  * A rule a route's handler enforces beyond its JSON schema, kept out of the schema so that the route
@@ -31,11 +40,15 @@ export interface AuthContext {
   scopes: string[];
   tier: string;
   createdAt: number;
+  /** The request is made with an ephemeral passport's session (trust level `ephemeral`). */
+  ephemeral?: boolean;
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode;
+    /** The capability a scoped key needs for this route (RouteScope); checked by the auth hook, stated by discovery. */
+    scope?: RouteScope;
     validationCodes?: Record<string, ValidationCode>;
     /** The answer to a body over the size limit, when one field is what makes a body large (memory PUT's value). */
     bodyTooLarge?: ValidationCode;

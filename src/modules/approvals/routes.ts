@@ -10,7 +10,7 @@ export const approvalRoutes = (deps: { approvals: ApprovalService; envelope: Env
   app.post('/v1/me/approval-events', {
     schema: { body: ApprovalBody, summary: 'Record a human-approval event (approved or denied; append-only, declared not verified; monthly cap per tier)', tags: ['usage'] },
     config: {
-      auth: 'key', success: [201],
+      auth: 'key', scope: 'any', success: [201],
       errors: { 422: ['INVALID_APPROVAL_ACTION', 'INVALID_APPROVAL_DECISION', 'INVALID_DECIDED_AT', 'NOTE_TOO_LONG'], 429: ['APPROVAL_EVENTS_LIMIT'] },
       validationCodes: ApprovalValidationCodes,
       // The note is the only field without a schema length (it is counted in code points by the
@@ -25,7 +25,7 @@ export const approvalRoutes = (deps: { approvals: ApprovalService; envelope: Env
 
   app.get('/v1/me/approval-events', {
     schema: { querystring: ApprovalListQuery, summary: 'Your approval events, newest first, with this UTC month\'s cap', tags: ['usage'] },
-    config: { auth: 'key', errors: { 400: ['INVALID_APPROVAL_CURSOR'] }, validationCodes: ApprovalListValidationCodes },
+    config: { auth: 'key', scope: 'any', errors: { 400: ['INVALID_APPROVAL_CURSOR'] }, validationCodes: ApprovalListValidationCodes },
   }, async (request) => {
     const a = agentOf(request);
     const q = request.query;

@@ -41,7 +41,7 @@ const GrantBody = Type.Object({
 export const billingRoutes = (deps: BillingRouteDeps): FastifyPluginAsyncTypebox => async (app) => {
   const { billing } = deps;
 
-  app.get('/v1/billing', { schema: { summary: 'Billing snapshot: credit, tier, quotas and usage this month' }, config: { auth: 'key' } }, async (request) => {
+  app.get('/v1/billing', { schema: { summary: 'Billing snapshot: credit, tier, quotas and usage this month' }, config: { auth: 'key', scope: 'any' } }, async (request) => {
     const a = agentOf(request);
     await deps.settle(a.agentId);
     return billingSnapshot({ store: deps.store, clock: deps.clock, storage: deps.storage?.(), processor: billing.config().payment_processor }, a.agentId, a.tier);

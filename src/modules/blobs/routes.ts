@@ -61,7 +61,7 @@ const uploadRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => async (
       tags: ['blobs'],
       consumes: ['multipart/form-data', 'application/octet-stream', '*/*'],
     } as Record<string, unknown>,
-    config: { auth: 'key', success: [201, 200], errors: { 400: ['BLOB_MULTIPART_INVALID'], 413: ['BLOB_TOO_LARGE', 'BLOB_STORAGE_LIMIT'], 422: ['BLOB_FILE_REQUIRED', 'BLOB_CONTENT_TYPE_INVALID'], 503: ['BLOB_STORE_UNAVAILABLE'] } },
+    config: { auth: 'key', scope: 'svc:blob-store', success: [201, 200], errors: { 400: ['BLOB_MULTIPART_INVALID'], 413: ['BLOB_TOO_LARGE', 'BLOB_STORAGE_LIMIT'], 422: ['BLOB_FILE_REQUIRED', 'BLOB_CONTENT_TYPE_INVALID'], 503: ['BLOB_STORE_UNAVAILABLE'] } },
   }, async (request, reply) => {
     const who = caller(request);
     const declared = Number(request.headers['content-length']);
@@ -117,7 +117,7 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
 
   app.get('/v1/blobs', {
     schema: { querystring: ListQuery, summary: 'List your blobs, newest first', tags: ['blobs'] },
-    config: { auth: 'key' },
+    config: { auth: 'key', scope: 'svc:blob-store' },
   }, async (request) => blobs.list(caller(request).agentId, request.query.page ?? 1, request.query.per_page ?? 50));
 
   // GET and HEAD (RFC 9110 §9.1); HEAD is declared here rather than Fastify's twin, which would read the whole blob and discard it.
@@ -126,13 +126,13 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
     url: '/v1/blobs/:blob_id',
     exposeHeadRoute: false,
     schema: { params: BlobParams, summary: 'Download a blob (HTTP Range: one range → 206, several → multipart/byteranges)', tags: ['blobs'] },
-    config: { auth: 'key', errors: { 404: ['BLOB_NOT_FOUND'], 416: ['RANGE_NOT_SATISFIABLE'], 503: ['BLOB_STORE_UNAVAILABLE'] }, validationCodes: BlobIdCodes },
+    config: { auth: 'key', scope: 'svc:blob-store', errors: { 404: ['BLOB_NOT_FOUND'], 416: ['RANGE_NOT_SATISFIABLE'], 503: ['BLOB_STORE_UNAVAILABLE'] }, validationCodes: BlobIdCodes },
     handler: async (request, reply) => send(reply, await blobs.download(caller(request).agentId, request.params.blob_id, downloadHeaders(request))),
   });
 
   app.get('/v1/blobs/:blob_id/meta', {
     schema: { params: BlobParams, summary: 'Metadata of a blob: size, type, sha256, dates, latest parse', tags: ['blobs'] },
-    config: { auth: 'key', errors: { 404: ['BLOB_NOT_FOUND'] }, validationCodes: BlobIdCodes },
+    config: { auth: 'key', scope: 'svc:blob-store', errors: { 404: ['BLOB_NOT_FOUND'] }, validationCodes: BlobIdCodes },
   }, async (request) => blobs.meta(caller(request).agentId, request.params.blob_id));
 
   app.get('/v1/blobs/:blob_id/signed-url', {
@@ -140,7 +140,7 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
       params: BlobParams, querystring: signedUrlQuery(deps.signedUrlMaxSeconds), tags: ['blobs'],
       summary: 'A signed URL that reads the blob without a key until it expires',
     },
-    config: { auth: 'key', validationCodes: BlobIdCodes },
+    config: { auth: 'key', scope: 'svc:blob-store', validationCodes: BlobIdCodes },
   }, async (request) => blobs.signedUrl(caller(request).agentId, request.params.blob_id, request.query.expires_in));
 
   // Reached through a signed URL (no key), or by the owner with the key. Hence 'optional'.
@@ -152,7 +152,7 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
       params: BlobParams, querystring: DownloadQuery, tags: ['blobs'],
       summary: 'Download through a signed URL (agent_id, expires, signature from .../signed-url), or with the key',
     },
-    config: { auth: 'optional', errors: { 403: ['SIGNED_URL_INVALID', 'SIGNED_URL_EXPIRED'], 404: ['BLOB_NOT_FOUND'], 503: ['BLOB_STORE_UNAVAILABLE'] }, validationCodes: BlobIdCodes },
+    config: { auth: 'optional', scope: 'svc:blob-store', errors: { 403: ['SIGNED_URL_INVALID', 'SIGNED_URL_EXPIRED'], 404: ['BLOB_NOT_FOUND'], 503: ['BLOB_STORE_UNAVAILABLE'] }, validationCodes: BlobIdCodes },
     handler: async (request, reply) => {
       const { agent_id, expires, signature } = request.query;
       const { blob_id } = request.params;
@@ -170,7 +170,7 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
 
   app.delete('/v1/blobs/:blob_id', {
     schema: { params: BlobParams, summary: 'Soft-delete a blob: 204, also for unknown ids (existence is not leaked)', tags: ['blobs'] },
-    config: { auth: 'key', success: [204], errors: { 404: ['BLOB_NOT_FOUND'] }, validationCodes: BlobIdCodes },
+    config: { auth: 'key', scope: 'svc:blob-store', success: [204], errors: { 404: ['BLOB_NOT_FOUND'] }, validationCodes: BlobIdCodes },
   }, async (request, reply) => {
     await blobs.remove(caller(request).agentId, request.params.blob_id);
     return reply.code(204).send();

@@ -11,7 +11,7 @@ import type { DatabaseHandle } from '../../infra/db/database';
 import { createOutboundWebFromConfig, type OutboundWeb } from '../../infra/web';
 import { createRendererFromConfig } from '../../infra/renderer';
 import type { MeteredAction, Metering } from '../billing/metering';
-import type { BrowseMode, TierReader } from './ports';
+import type { BrowseMode, TierReader, TrustLevelReader } from './ports';
 import { browseRoutes } from './routes';
 import { createBrowseService } from './service';
 import { createBrowseStore } from './store';
@@ -24,6 +24,8 @@ export interface BrowseModuleDeps {
   envelope: EnvelopeBuilder;
   metering: Pick<Metering, 'check' | 'chargeWithin'>;
   tiers: TierReader;
+  /** Trust levels: an agent at a level above floor (staked, sponsored, established) is never probationary. */
+  levels?: TrustLevelReader;
   /** The outbound web layer when app.ts shares one; built from settings otherwise. */
   web?: OutboundWeb;
 }
@@ -50,7 +52,7 @@ export function createBrowseModule(deps: BrowseModuleDeps) {
       check: (agentId, tier, mode) => deps.metering.check(agentId, browseAction(mode), { tier }),
       chargeWithin: (trx, agentId, tier, mode) => deps.metering.chargeWithin(trx, agentId, browseAction(mode), { tier }),
     },
-    probation: createProbation({ tiers: deps.tiers, probationHours: config.search.browseProbationHours, now: () => clock.now() }),
+    probation: createProbation({ tiers: deps.tiers, levels: deps.levels, probationHours: config.search.browseProbationHours, now: () => clock.now() }),
   });
   return {
     service,

@@ -45,6 +45,9 @@ export interface BrowseMeter {
 }
 
 /** The tier the agent is billed on (purchases can raise the stored tier). */
+/** The agent's trust levels (the trust layer's one function, through identity). */
+export type TrustLevelReader = (agentId: string) => Promise<string[]>;
+
 export interface TierReader {
   effectiveTier(agentId: string, storedTier: string): Promise<TierDefinition>;
 }

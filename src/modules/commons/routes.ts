@@ -23,31 +23,31 @@ export const commonsRoutes = (deps: CommonsRouteDeps): FastifyPluginAsyncTypebox
   app.post('/v1/commons/entries', {
     bodyLimit: deps.bodyLimitBytes,
     schema: { body: PublishBody, summary: 'Publish an entry to the shared commons (needs svc:commons-publish)', tags },
-    config: { auth: 'key', success: [201], errors: { 403: ['COMMONS_PUBLISH_NOT_PERMITTED'], 413: ['COMMONS_VALUE_TOO_LARGE'], 429: ['RATE_LIMIT_EXCEEDED'] }, validationCodes: PublishValidationCodes },
+    config: { auth: 'key', scope: 'svc:commons-publish', success: [201], errors: { 403: ['COMMONS_PUBLISH_NOT_PERMITTED'], 413: ['COMMONS_VALUE_TOO_LARGE'], 429: ['RATE_LIMIT_EXCEEDED'] }, validationCodes: PublishValidationCodes },
   }, async (request, reply) => reply.code(201).send(await commons.publish(agentOf(request), request.body)));
 
   app.get('/v1/commons/entries', {
     schema: { querystring: ListQuery, summary: 'List commons entries, newest first (no credit debit)', tags },
-    config: { auth: 'key' },
+    config: { auth: 'key', scope: 'svc:commons-read' },
   }, async (request) => commons.list(request.query));
 
   app.get('/v1/commons/search', {
     schema: { querystring: SearchQuery, summary: 'Semantic search over the commons', tags },
-    config: { auth: 'key', errors: { 422: ['COMMONS_QUERY_REQUIRED'], 429: ['RATE_LIMIT_EXCEEDED'], 503: ['COMMONS_SEARCH_UNAVAILABLE'] }, validationCodes: SearchValidationCodes, inputRules: [searchQuery] },
+    config: { auth: 'key', scope: 'svc:commons-read', errors: { 422: ['COMMONS_QUERY_REQUIRED'], 429: ['RATE_LIMIT_EXCEEDED'], 503: ['COMMONS_SEARCH_UNAVAILABLE'] }, validationCodes: SearchValidationCodes, inputRules: [searchQuery] },
   }, async (request) => commons.search(request.query));
 
   app.get('/v1/commons/entries/:entry_id', {
     schema: { params: EntryIdParams, summary: 'Read one commons entry', tags },
-    config: { auth: 'key', errors: { 404: ['COMMONS_ENTRY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] } },
+    config: { auth: 'key', scope: 'svc:commons-read', errors: { 404: ['COMMONS_ENTRY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] } },
   }, async (request) => commons.get(request.params.entry_id));
 
   app.post('/v1/commons/entries/:entry_id/vouch', {
     schema: { params: EntryIdParams, summary: 'Vouch for a commons entry (once per agent; not your own)', tags },
-    config: { auth: 'key', errors: { 403: ['COMMONS_SELF_VOUCH'], 404: ['COMMONS_ENTRY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] } },
+    config: { auth: 'key', scope: 'svc:commons-publish', errors: { 403: ['COMMONS_SELF_VOUCH'], 404: ['COMMONS_ENTRY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] } },
   }, async (request) => commons.vouch(agentOf(request).agentId, request.params.entry_id));
 
   app.delete('/v1/commons/entries/:entry_id', {
     schema: { params: EntryIdParams, summary: 'Delete your own commons entry', tags },
-    config: { auth: 'key', errors: { 403: ['COMMONS_NOT_PUBLISHER'], 404: ['COMMONS_ENTRY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] } },
+    config: { auth: 'key', scope: 'svc:commons-publish', errors: { 403: ['COMMONS_NOT_PUBLISHER'], 404: ['COMMONS_ENTRY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] } },
   }, async (request) => commons.remove(agentOf(request).agentId, request.params.entry_id));
 };

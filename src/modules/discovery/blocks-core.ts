@@ -10,9 +10,10 @@ import {
 import type { Config } from '../../config';
 import { PASSPORT_CHALLENGE_SCHEME } from '../../lib/signing';
 import { TIERS } from '../../lib/tiers';
-import { API_KEY_PREFIX, SESSION_PREFIX, SESSION_TTL_SECONDS } from '../identity/service';
+import { API_KEY_PREFIX, MAX_ACTIVE_SCOPED_KEYS, SESSION_PREFIX, SESSION_TTL_SECONDS } from '../identity/service';
 import type { RouteTable } from './route-table';
-import { endpointRef, endpointsMatching } from './schema-facts';
+import { CAPABILITIES } from '../../lib/capabilities';
+import { endpointRef, endpointsMatching, scopedKeyNeeds } from './schema-facts';
 
 export interface BlockContext {
   config: Config;
@@ -35,6 +36,7 @@ export function authenticationBlock({ table, baseUrl }: BlockContext) {
     register_url: `${baseUrl}/v1/register`,
     missing_or_invalid: { status: 401, error_code: 'INVALID_API_KEY' },
     root_key_required: { status: 403, error_code: 'ROOT_KEY_REQUIRED', endpoints: by(['root']) },
+    scoped_keys: scopedKeysFacts(table),
     public_endpoints: by(['none']),
     optional_bearer_endpoints: by(['optional']),
     admin: { header: 'X-Admin-Key', endpoints: by(['admin']) },
@@ -44,6 +46,25 @@ export function authenticationBlock({ table, baseUrl }: BlockContext) {
         'POST /v1/auth/passport/verify with agent_id, challenge_id and the base64 raw signature'],
       endpoints: endpointsMatching(table, /^\/v1\/auth\/passport\//),
     },
+  };
+}
+
+/** Scoped API keys: how to make one and which routes each scope opens (from the routes' declared scopes). */
+function scopedKeysFacts(table: RouteTable) {
+  const routes = table.all();
+  const needing = (what: string | null) => routes.filter((r) => scopedKeyNeeds(r) === what).map((r) => `${r.method} ${r.path}`);
+  return {
+    scopes: [...CAPABILITIES],
+    manage: { create: 'POST /v1/me/keys', list: 'GET /v1/me/keys', revoke: 'DELETE /v1/me/keys/{key_id}', auth: 'root key' },
+    create_body: { scopes: 'non-empty list of scopes', label: 'optional, at most 100 characters', expires_in: 'optional seconds, 60 to 31536000' },
+    max_active_per_agent: MAX_ACTIVE_SCOPED_KEYS,
+    limit_error: { status: 409, error_code: 'API_KEY_LIMIT_REACHED' },
+    key_shown: 'once, in the creation answer (only its SHA-256 is stored)',
+    outside_scopes: { status: 403, error_code: 'SCOPE_NOT_GRANTED', fields: ['required_scope', 'key_scopes'] },
+    revoked_or_expired: { status: 401, error_code: 'INVALID_API_KEY' },
+    endpoints_by_scope: Object.fromEntries(CAPABILITIES.map((c) => [c, needing(c)])),
+    any_key_endpoints: needing('any'),
+    refused_endpoints: needing(null),
   };
 }
 

@@ -11,6 +11,7 @@ import {
   SUB_SIGNAL_DECAY_DAYS,
 } from '../reputation/model';
 import { INTERACTION_REF_TYPES } from '../reputation/schemas';
+import { TRUST_LEVEL_RULES, TRUST_LEVELS } from '../trust/levels';
 import type { BlockContext } from './blocks-core';
 import { boundsOf, endpointsMatching, fieldSchema } from './schema-facts';
 
@@ -20,7 +21,10 @@ export function passportBlock({ table }: BlockContext) {
     key_algorithm: 'ed25519',
     suite: 'ed25519',
     verified_capability_uris: [...ALL_CAPABILITIES],
-    trust_levels: ['floor', 'ephemeral', 'staked', 'sponsored', 'established'],
+    trust_levels: [...TRUST_LEVELS],
+    trust_level_rules: TRUST_LEVEL_RULES,
+    verified_capabilities_rule: 'the scopes of the agent\'s active scoped keys plus its tier\'s capabilities (svc:commons-publish needs a paying tier); none once the passport is revoked',
+    scoped_keys: { endpoints: endpointsMatching(table, /^\/v1\/me\/keys/), outside_scopes_error: { status: 403, error_code: 'SCOPE_NOT_GRANTED' } },
     challenge_scheme: PASSPORT_CHALLENGE_SCHEME,
     rotation_grace_seconds: 300,
     private_key_policy: 'never stored; returned once at registration only when svc generated the keypair',

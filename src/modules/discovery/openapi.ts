@@ -11,7 +11,7 @@ import type { AuthMode } from '../../http/route-config';
 import { SVC_VERSION } from '../../version';
 import { NOT_SHOWN_DESIGNS } from './designs';
 import type { RouteInfo, RouteTable } from './route-table';
-import { tightened } from './schema-facts';
+import { scopedKeyNeeds, tightened } from './schema-facts';
 
 export const ApiErrorSchema = {
   type: 'object',
@@ -44,6 +44,8 @@ export function errorCodesOf(r: RouteInfo): Codes {
   const m: Codes = new Map();
   if (r.auth === 'key' || r.auth === 'root' || r.auth === 'optional') add(m, 401, 'INVALID_API_KEY');
   if (r.auth === 'root') add(m, 403, 'ROOT_KEY_REQUIRED');
+  // A scoped key outside the route's scopes ('any' routes take every key; root routes refuse scoped keys first).
+  if ((r.auth === 'key' && r.scope !== 'any') || (r.auth === 'optional' && r.scope !== undefined && r.scope !== 'any')) add(m, 403, 'SCOPE_NOT_GRANTED');
   if (r.auth === 'admin') { add(m, 401, 'INVALID_ADMIN_KEY'); add(m, 503, 'ADMIN_NOT_CONFIGURED'); }
   if (r.params || r.querystring || r.body) add(m, 422, 'VALIDATION_FAILED');
   for (const v of Object.values(r.validationCodes)) add(m, v.status, v.code);
@@ -76,6 +78,9 @@ function decorate(doc: Record<string, any>, table: RouteTable) {
       if (!route || typeof op !== 'object') continue;
       op.security = SECURITY[route.auth];
       op['x-svc-auth'] = route.auth;
+      // What a scoped key needs: a capability URI, 'any', or null (scoped keys refused).
+      const needs = scopedKeyNeeds(route);
+      if (needs !== undefined) op['x-svc-scope'] = needs;
       op.responses ??= {};
       // What the handler enforces beyond the schema (a required search q, a note's length): copies, the
       // document's schemas may be the route's own objects.

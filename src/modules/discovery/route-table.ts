@@ -5,7 +5,7 @@
  * module appears everywhere without anyone editing a document.
  */
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import type { AuthMode, InputRule } from '../../http/route-config';
+import type { AuthMode, InputRule, RouteScope } from '../../http/route-config';
 
 export type JsonSchema = Record<string, any>;
 
@@ -16,6 +16,8 @@ export interface RouteInfo {
   /** OpenAPI form, e.g. /v1/memory/{key} */
   path: string;
   auth: AuthMode;
+  /** What a scoped key needs (route config `scope`); undefined: a 'key' route closed to scoped keys, an open 'optional' one. */
+  scope?: RouteScope;
   summary: string;
   description?: string;
   params?: JsonSchema;
@@ -48,6 +50,7 @@ function infoOf(opts: RouteOptions, method: string): RouteInfo {
     url: opts.url,
     path: toOpenApiPath(opts.url),
     auth: (config.auth as AuthMode | undefined) ?? 'key',
+    scope: config.scope as RouteScope | undefined,
     summary: schema.summary ?? config.summary ?? '',
     description: schema.description,
     params: schema.params,

@@ -9,10 +9,26 @@ export interface EndpointRef {
   method: string;
   path: string;
   auth: string;
+  /** What a scoped key needs: a capability URI, or 'any' (every key of the agent). Absent on a key route: closed to scoped keys. */
+  scope?: string;
   summary: string;
 }
 
-export const endpointRef = (r: RouteInfo): EndpointRef => ({ method: r.method, path: r.path, auth: r.auth, summary: r.summary });
+export const endpointRef = (r: RouteInfo): EndpointRef => ({
+  method: r.method, path: r.path, auth: r.auth, ...(r.scope !== undefined ? { scope: r.scope } : {}), summary: r.summary,
+});
+
+/**
+ * What a scoped key needs to call the route: a capability URI, 'any' (every key of the agent), or
+ * null when scoped keys are refused (root routes; key routes that declare no scope). Undefined for
+ * routes that take no Bearer (public, admin).
+ */
+export function scopedKeyNeeds(r: Pick<RouteInfo, 'auth' | 'scope'>): string | null | undefined {
+  if (r.auth === 'none' || r.auth === 'admin') return undefined;
+  if (r.auth === 'root') return null;
+  if (r.auth === 'optional') return r.scope ?? 'any';
+  return r.scope ?? null;
+}
 
 /** Endpoints whose path matches, in table order. */
 export function endpointsMatching(table: RouteTable, re: RegExp): EndpointRef[] {

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { SVC_VERSION } from '../../version';
 import type { JsonSchema, RouteInfo, RouteTable } from './route-table';
-import { tightened } from './schema-facts';
+import { scopedKeyNeeds, tightened } from './schema-facts';
 import { TOOL_SPECS, toolFile, toolName, type ToolAction, type ToolSpec } from './tool-map';
 
 export interface ResolvedAction extends ToolAction {
@@ -163,6 +163,8 @@ function fileDocument(d: ToolDefinition, baseUrl: string): Record<string, unknow
       path: x.path,
       url: `${baseUrl}${x.path}`,
       auth: x.route?.auth ?? 'key',
+      // What a scoped key needs: a capability URI, 'any', or null (refused); absent for public actions.
+      scope: x.route ? scopedKeyNeeds(x.route) : null,
       summary: x.route?.summary ?? '',
       required: x.required,
       served: x.route !== undefined,

@@ -28,7 +28,7 @@ export const feedbackRoutes = (deps: { feedback: FeedbackService; envelope: Enve
   app.post('/v1/feedback', {
     schema: { body: FeedbackBody, summary: 'Give feedback on an earlier result (append-only; monthly cap per tier)', tags: ['feedback'] },
     config: {
-      auth: 'key', success: [201], errors: { 422: ['INVALID_REF_TYPE', 'INVALID_SIGNAL', 'NOTE_TOO_LONG', 'INVALID_REF_ID'], 429: ['FEEDBACK_LIMIT'] }, validationCodes: FeedbackValidationCodes,
+      auth: 'key', scope: 'any', success: [201], errors: { 422: ['INVALID_REF_TYPE', 'INVALID_SIGNAL', 'NOTE_TOO_LONG', 'INVALID_REF_ID'], 429: ['FEEDBACK_LIMIT'] }, validationCodes: FeedbackValidationCodes,
       inputRules: [notBlank('body', 'ref_id'), { part: 'body', field: 'note', schema: { maxLength: MAX_NOTE_CHARS } }],
       // The note is the only free-length field (ref_id is at most 256 characters, the rest are enums):
       // a body past the size limit carries a note far past its 500 characters, which is answered
@@ -44,7 +44,7 @@ export const feedbackRoutes = (deps: { feedback: FeedbackService; envelope: Enve
 
   app.get('/v1/feedback/stats', {
     schema: { summary: 'Your feedback: rolling 7 and 30 day counts, by ref_type and signal, and this UTC month\'s cap', tags: ['feedback'] },
-    config: { auth: 'key' },
+    config: { auth: 'key', scope: 'any' },
   }, async (request) => {
     const a = agentOf(request);
     return feedback.stats({ agentId: a.agentId, tier: a.tier });

@@ -1,10 +1,9 @@
 import { iso } from '../../lib/clock';
+import { CAPABILITIES } from '../../lib/capabilities';
 import { tierOf } from '../../lib/tiers';
 import type { AgentsTable, PassportsTable } from '../../infra/db/tables/core';
 
-export const ALL_CAPABILITIES = [
-  'svc:search', 'svc:memory', 'svc:browse', 'svc:commons-publish', 'svc:commons-read', 'svc:blob-store',
-] as const;
+export const ALL_CAPABILITIES = CAPABILITIES;
 
 /** Tier rule: every active agent may use these; commons-publish needs a paying tier or a scoped key that grants it. */
 const FREE_TIER_CAPABILITIES = ['svc:search', 'svc:memory', 'svc:browse', 'svc:commons-read', 'svc:blob-store'];
@@ -14,19 +13,6 @@ export function verifiedCapabilities(agent: Pick<AgentsTable, 'tier' | 'status'>
   const set = new Set<string>(tierOf(agent.tier).name === 'free' ? FREE_TIER_CAPABILITIES : ALL_CAPABILITIES);
   for (const scopes of scopedKeyScopes) for (const s of scopes) if ((ALL_CAPABILITIES as readonly string[]).includes(s)) set.add(s);
   return ALL_CAPABILITIES.filter((c) => set.has(c));
-}
-
-const DAY = 86_400_000;
-
-/**
- * Platform-derived trust levels (never set by the holder). Foundation rules: every agent is at
- * `floor`; an active, unfrozen agent at least 30 days old is also `established`. Staked and
- * sponsored come from the trust layer when it exists.
- */
-export function trustLevels(agent: Pick<AgentsTable, 'status' | 'frozen' | 'created_at'>, now: number): string[] {
-  const levels = ['floor'];
-  if (agent.status === 'active' && !agent.frozen && now - agent.created_at >= 30 * DAY) levels.push('established');
-  return levels;
 }
 
 export const SUB_SIGNAL_CATEGORIES = ['task_completion', 'accuracy', 'responsiveness'] as const;
@@ -58,7 +44,8 @@ export function priorReputation() {
 export function publicPassport(
   agent: AgentsTable,
   passport: PassportsTable,
-  opts: { baseUrl: string; now: number; scopedKeyScopes: string[][] },
+  /** trustLevels: from the trust layer's one function (src/modules/trust/levels.ts). */
+  opts: { baseUrl: string; scopedKeyScopes: string[][]; trustLevels: string[] },
 ) {
   const decomposed = passport.sub_signal_visibility === 'decomposed';
   return {
@@ -75,7 +62,7 @@ export function publicPassport(
       self_reported: passport.self_reported_capabilities,
       self_reported_notice: 'self_reported is text written by the agent operator; it is never treated as verified.',
     },
-    trust_levels: trustLevels(agent, opts.now),
+    trust_levels: opts.trustLevels,
     endpoint: `${opts.baseUrl}/v1/agents/${agent.agent_id}/passport`,
     created_at: iso(passport.created_at),
     revoked_at: passport.revoked_at === null ? null : iso(passport.revoked_at),

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { agentOf } from '../../http/auth';
 import type { EnvelopeBuilder } from '../../http/envelope';
 import {
-  AgentIdParams, ChallengeBody, SelfReportedBody, ChallengeValidationCodes, DescriptionBody, MeResponse, RegisterBody, RegisterValidationCodes, VerifyBody, VerifyValidationCodes,
+  AgentIdParams, ChallengeBody, SelfReportedBody, CreateKeyBody, CreateKeyValidationCodes, KeyIdParams, ChallengeValidationCodes, DescriptionBody, MeResponse, RegisterBody, RegisterValidationCodes, VerifyBody, VerifyValidationCodes,
 } from './schemas';
 import type { IdentityService } from './service';
 
@@ -48,7 +48,7 @@ export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypeb
     return reply.code(201).send(body);
   });
 
-  app.get('/v1/me', { schema: { summary: 'The authenticated agent record', response: { 200: MeResponse } }, config: { auth: 'key' } }, async (request) =>
+  app.get('/v1/me', { schema: { summary: 'The authenticated agent record', response: { 200: MeResponse } }, config: { auth: 'key', scope: 'any' } }, async (request) =>
     identity.me(agentOf(request)),
   );
 
@@ -84,6 +84,28 @@ export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypeb
     schema: { summary: 'Revoke your passport (root key): challenges and session tokens stop working' },
     config: { auth: 'root', errors: { 409: ['PASSPORT_REVOKED'] } },
   }, async (request) => identity.revokePassport(agentOf(request)));
+
+  app.post('/v1/me/keys', {
+    schema: { body: CreateKeyBody, summary: 'Create a scoped API key (root key): limited to capability scopes, optional label and expiry; the key is shown once' },
+    config: { auth: 'root', success: [201], errors: { 409: ['API_KEY_LIMIT_REACHED'] }, validationCodes: CreateKeyValidationCodes },
+  }, async (request, reply) => {
+    const created = await identity.createScopedKey(agentOf(request), request.body);
+    reply.header('cache-control', 'no-store'); // the key
+    return reply.code(201).send(created);
+  });
+
+  app.get('/v1/me/keys', {
+    schema: { summary: 'Your scoped API keys (root key): ids, scopes, labels, expiry and revocation, never the secrets' },
+    config: { auth: 'root' },
+  }, async (request) => identity.listScopedKeys(agentOf(request)));
+
+  app.delete('/v1/me/keys/:key_id', {
+    schema: { params: KeyIdParams, summary: 'Revoke a scoped API key (root key); it stops working at once' },
+    config: { auth: 'root', success: [204], errors: { 404: ['API_KEY_NOT_FOUND'] } },
+  }, async (request, reply) => {
+    await identity.revokeScopedKey(agentOf(request), request.params.key_id);
+    return reply.code(204).send();
+  });
 
   app.get('/admin/agents/:agent_id', {
     schema: { params: AgentIdParams, summary: 'Operator view of an agent (admin)' },

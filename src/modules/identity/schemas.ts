@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { UUID_PATTERN } from '../../lib/ids';
 import { NOT_BLANK_PATTERN } from '../../lib/text';
+import { CAPABILITIES } from '../../lib/capabilities';
 
 export const AGENT_NAME_PATTERN = '^[A-Za-z0-9_-]+$';
 
@@ -101,6 +102,33 @@ export const DescriptionBody = Type.Object({
   listed: Type.Optional(Type.Boolean({ description: 'true: listed in the public directory, with a full agent card when bio is set' })),
   reputation_sub_signal_visibility: Type.Optional(Type.Union([Type.Literal('decomposed'), Type.Literal('aggregate_only')])),
 }, { minProperties: 1 });
+
+/** POST /v1/me/keys: a scoped key. Bounds are svc's (docs/decisions.md). */
+export const SCOPED_KEY_LABEL_MAX = 100;
+export const SCOPED_KEY_EXPIRES_MIN = 60;
+export const SCOPED_KEY_EXPIRES_MAX = 31_536_000;
+export const CreateKeyBody = Type.Object({
+  scopes: Type.Array(Type.Union(CAPABILITIES.map((c) => Type.Literal(c))), {
+    minItems: 1, maxItems: CAPABILITIES.length, uniqueItems: true,
+    description: `Capability URIs the key may use, at least one: ${CAPABILITIES.join(', ')}`,
+  }),
+  label: Type.Optional(Type.String({
+    minLength: 1, maxLength: SCOPED_KEY_LABEL_MAX, pattern: '^[^\\u0000-\\u001F\\u007F]*$',
+    description: `Your name for the key, at most ${SCOPED_KEY_LABEL_MAX} characters, no control characters`,
+  })),
+  expires_in: Type.Optional(Type.Integer({
+    minimum: SCOPED_KEY_EXPIRES_MIN, maximum: SCOPED_KEY_EXPIRES_MAX,
+    description: `Seconds until the key stops working (${SCOPED_KEY_EXPIRES_MIN} to ${SCOPED_KEY_EXPIRES_MAX}); omitted: no expiry`,
+  })),
+});
+
+export const CreateKeyValidationCodes = {
+  'body.scopes': { status: 422, code: 'INVALID_KEY_SCOPES', message: `scopes is required: a non-empty list of distinct capability URIs among ${CAPABILITIES.join(', ')}` },
+  'body.label': { status: 422, code: 'INVALID_KEY_LABEL', message: `label must be a string of 1 to ${SCOPED_KEY_LABEL_MAX} characters without control characters` },
+  'body.expires_in': { status: 422, code: 'INVALID_KEY_EXPIRY', message: `expires_in must be an integer number of seconds from ${SCOPED_KEY_EXPIRES_MIN} to ${SCOPED_KEY_EXPIRES_MAX}` },
+};
+
+export const KeyIdParams = Type.Object({ key_id: Type.String({ maxLength: 64, description: 'The key_id POST /v1/me/keys returned' }) });
 
 /** POST /v1/agents/passport/capabilities: operator-written text, stored as data, never verified. */
 export const SELF_REPORTED_MAX = 2000;

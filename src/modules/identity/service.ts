@@ -12,7 +12,7 @@ import { isBlank } from '../../lib/text';
 import { isUniqueViolation } from '../../infra/db/dialect';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
-import { publicPassport, trustLevels, verifiedCapabilities } from './passport-view';
+import { publicPassport, verifiedCapabilities } from './passport-view';
 import type { IdentityStore, NewAgent } from './store';
 import { affiliationOf, externalUrlProblem } from './validation';
 
@@ -20,6 +20,10 @@ export const API_KEY_PREFIX = 'svc_';
 export const SESSION_PREFIX = 'svc_session_';
 export const SESSION_TTL_SECONDS = 3600;
 export const OWNER_RECOVERY_COVENANT = 'owner-recovery-key';
+/** Active scoped keys one agent may hold. */
+export const MAX_ACTIVE_SCOPED_KEYS = 50;
+/** Revoked or expired scoped keys GET /v1/me/keys lists besides the active ones (the newest). */
+export const LISTED_INACTIVE_KEYS = 50;
 
 export interface RegisterInput {
   agent_name: string;
@@ -44,6 +48,23 @@ export interface IdentityDeps {
   authCacheMs?: number;
   /** Runs in the registration's transaction (the trust log opens epoch 1). */
   onRegistered?: (trx: Transaction<Database>, agentId: string, at: number) => Promise<void>;
+  /** The trust layer's levels function (src/modules/trust/levels.ts); without it every agent is at floor. */
+  trustLevels?: LevelsReader;
+  /** Records a scoped key's creation or revocation (the trust log), in that change's transaction. */
+  onKeyEvent?: (trx: Transaction<Database>, event: KeyEvent) => Promise<void>;
+}
+
+/** Trust levels of an agent, from the trust layer (identity states what it knows of the agent). */
+export type LevelsReader = (
+  agent: { agentId: string; status: string; frozen: number; createdAt: number }, opts?: { ephemeral?: boolean },
+) => Promise<string[]>;
+
+/** A scoped key created or revoked; `data` carries no secret. */
+export interface KeyEvent {
+  kind: 'key.created' | 'key.revoked';
+  agentId: string;
+  at: number;
+  data: { key_id: string; scopes: string[]; label: string | null; expires_at: string | null };
 }
 
 /** The reputation a passport shows (the reputation module's current standing). */
@@ -61,6 +82,9 @@ export function createIdentityService(deps: IdentityDeps) {
   const { store, clock } = deps;
   const authCache = createAuthCache(deps.authCacheMs ?? 0);
   let reputationOf: ReputationReader | undefined;
+  const levelsOf: LevelsReader = deps.trustLevels ?? (async () => ['floor']);
+  const levelsOfAgent = (a: { agent_id: string; status: string; frozen: number; created_at: number }, ephemeral = false) =>
+    levelsOf({ agentId: a.agent_id, status: a.status, frozen: a.frozen, createdAt: Number(a.created_at) }, { ephemeral });
   let skillVouchesOf: SkillVouchesReader | undefined;
   const { onRegistered } = deps;
 
@@ -92,7 +116,7 @@ export function createIdentityService(deps: IdentityDeps) {
       token,
       row: {
         key_hash: sha256hex(token), agent_id: agentId, kind, scopes: '[]', label: null,
-        created_at: now, expires_at: ttlSeconds ? now + ttlSeconds * 1000 : null, revoked_at: null,
+        created_at: now, expires_at: ttlSeconds ? now + ttlSeconds * 1000 : null, revoked_at: null, key_id: null,
       },
     };
   }
@@ -242,7 +266,7 @@ export function createIdentityService(deps: IdentityDeps) {
         referral_code: agent.agent_id,
         referral_agent: agent.referral_agent,
         referral_status: agent.referral_status ?? null,
-        trust_levels: trustLevels(agent, clock.now()),
+        trust_levels: await levelsOfAgent(agent, auth.ephemeral === true),
         verified_capabilities: verifiedCapabilities(agent, scoped.map((s) => JSON.parse(s.scopes) as string[])),
         registration_source: agent.registration_source,
         agent_card_url: agent.agent_card_url,
@@ -262,8 +286,9 @@ export function createIdentityService(deps: IdentityDeps) {
         store.findAgent(id), store.findPassport(id), store.activeScopedKeyScopes(id, clock.now()),
       ]);
       if (!agent || !passport) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
+      const levels = await levelsOfAgent(agent);
       const view = publicPassport(agent, passport, {
-        baseUrl: deps.baseUrl, now: clock.now(), scopedKeyScopes: scoped.map((s) => JSON.parse(s.scopes) as string[]),
+        baseUrl: deps.baseUrl, scopedKeyScopes: scoped.map((s) => JSON.parse(s.scopes) as string[]), trustLevels: levels,
       });
       const [standing, skillVouches] = await Promise.all([
         reputationOf ? reputationOf(id, passport.sub_signal_visibility === 'decomposed') : undefined,
@@ -295,7 +320,7 @@ export function createIdentityService(deps: IdentityDeps) {
       if (!agent || !passport) return undefined;
       return {
         agentId: id, owner: agent.owner_identifier, active: agent.status === 'active', passportActive: passport.revoked_at === null,
-        trustLevels: trustLevels(agent, clock.now()), subSignalVisibility: passport.sub_signal_visibility,
+        trustLevels: await levelsOfAgent(agent), subSignalVisibility: passport.sub_signal_visibility,
         skills: JSON.parse(passport.skills) as string[],
       };
     },
@@ -384,6 +409,54 @@ export function createIdentityService(deps: IdentityDeps) {
       return { status: 'success', passport: await this.publicPassport(auth.agentId), agent_card_url: `${deps.baseUrl}/v1/agents/${auth.agentId}/agent-card` };
     },
 
+    /** POST /v1/me/keys (root): a key limited to `scopes`; the secret is in this answer only, its SHA-256 is stored. */
+    async createScopedKey(auth: AuthContext, input: { scopes: string[]; label?: string; expires_in?: number }) {
+      const scopes = [...new Set(input.scopes)];
+      const label = input.label === undefined || input.label.trim() === '' ? null : input.label;
+      const key = issueToken(auth.agentId, 'scoped', input.expires_in);
+      const row = { ...key.row, kind: 'scoped', scopes: JSON.stringify(scopes), label, key_id: newId() };
+      const view = scopedKeyView(row, row.created_at);
+      const event: KeyEvent = {
+        kind: 'key.created', agentId: auth.agentId, at: row.created_at,
+        data: { key_id: row.key_id, scopes, label, expires_at: view.expires_at },
+      };
+      const onKeyEvent = deps.onKeyEvent;
+      const stored = await store.insertScopedKey(row, MAX_ACTIVE_SCOPED_KEYS, row.created_at, onKeyEvent ? (trx) => onKeyEvent(trx, event) : undefined);
+      if (!stored) {
+        throw new ApiError(409, 'API_KEY_LIMIT_REACHED', `An agent holds at most ${MAX_ACTIVE_SCOPED_KEYS} active scoped keys: revoke one (DELETE /v1/me/keys/{key_id}) first`,
+          { max_active_scoped_keys: MAX_ACTIVE_SCOPED_KEYS });
+      }
+      const { active: _active, revoked_at: _revoked, ...shown } = view;
+      return { status: 'success', api_key: key.token, kind: 'scoped', ...shown };
+    },
+
+    /** GET /v1/me/keys (root): the agent's scoped keys, never their secrets. */
+    async listScopedKeys(auth: AuthContext) {
+      const now = clock.now();
+      const rows = await store.listScopedKeys(auth.agentId, now, LISTED_INACTIVE_KEYS);
+      const keys = rows.map((r) => scopedKeyView(r, now));
+      return {
+        status: 'success', keys, active_count: keys.filter((k) => k.active).length,
+        max_active: MAX_ACTIVE_SCOPED_KEYS, inactive_listed_max: LISTED_INACTIVE_KEYS,
+      };
+    },
+
+    /** DELETE /v1/me/keys/{key_id} (root): the key stops working at once (the token cache is cleared). Revoking a revoked key changes nothing. */
+    async revokeScopedKey(auth: AuthContext, keyId: string) {
+      const found = isUuid(keyId) ? await store.findScopedKey(auth.agentId, keyId.toLowerCase()) : undefined;
+      if (!found) throw new ApiError(404, 'API_KEY_NOT_FOUND', 'No scoped key with this key_id for this agent');
+      if (found.revoked_at !== null) return;
+      const now = clock.now();
+      const scopes = JSON.parse(found.scopes) as string[];
+      const event: KeyEvent = {
+        kind: 'key.revoked', agentId: auth.agentId, at: now,
+        data: { key_id: found.key_id as string, scopes, label: found.label, expires_at: found.expires_at === null ? null : iso(Number(found.expires_at)) },
+      };
+      const onKeyEvent = deps.onKeyEvent;
+      await store.revokeScopedKey(auth.agentId, found.key_id as string, now, onKeyEvent ? (trx) => onKeyEvent(trx, event) : undefined);
+      authCache.clear();
+    },
+
     /** Self-reported capabilities: text as data (NUL and lone surrogates already refused by the input guard). */
     async selfReport(auth: AuthContext, text: string | null) {
       const value = text === null || isBlank(text) ? null : text;
@@ -432,6 +505,20 @@ export function createIdentityService(deps: IdentityDeps) {
 }
 
 export type IdentityService = ReturnType<typeof createIdentityService>;
+
+/** A scoped key as its owner sees it: no secret, no digest. */
+function scopedKeyView(r: { key_id: string | null; scopes: string; label: string | null; created_at: number; expires_at: number | null; revoked_at: number | null }, now: number) {
+  const expiresAt = r.expires_at === null ? null : Number(r.expires_at);
+  return {
+    key_id: r.key_id as string,
+    scopes: JSON.parse(r.scopes) as string[],
+    label: r.label,
+    created_at: iso(Number(r.created_at)),
+    expires_at: expiresAt === null ? null : iso(expiresAt),
+    revoked_at: r.revoked_at === null ? null : iso(Number(r.revoked_at)),
+    active: r.revoked_at === null && (expiresAt === null || expiresAt > now),
+  };
+}
 
 /**
  * Verified token lookups, keyed by the presented token, reused for a short time so an authenticated request does not pay a

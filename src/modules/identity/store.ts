@@ -25,6 +25,8 @@ export interface KeyLookup {
   passport_revoked_at: number | null;
 }
 
+class OverCap extends Error {}
+
 /** SQL of the identity module. Every per-agent query is keyed by agent_id. */
 export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Database) {
   // Hot queries (every authenticated request; GET /v1/me) are compiled once.
@@ -107,6 +109,60 @@ export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Databa
         .where('revoked_at', 'is', null)
         .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
         .execute();
+    },
+
+    /**
+     * Stores a scoped key and runs `also` (its trust log entry) in one transaction; false, with nothing
+     * stored, when the agent would then hold more than `cap` active scoped keys. The count is read after
+     * `also`, which takes the trust log's append lock: concurrent creations are counted one after another.
+     */
+    async insertScopedKey(key: ApiKeysTable, cap: number, now: number, also?: (trx: Transaction<Database>) => Promise<void>): Promise<boolean> {
+      try {
+        return await db.transaction().execute(async (trx) => {
+          await trx.insertInto('api_keys').values(key).execute();
+          if (also) await also(trx);
+          const r = await trx.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('agent_id', '=', key.agent_id).where('kind', '=', 'scoped').where('revoked_at', 'is', null)
+            .where((w) => w.or([w('expires_at', 'is', null), w('expires_at', '>', now)]))
+            .executeTakeFirstOrThrow();
+          if (Number(r.n) > cap) throw new OverCap();
+          return true;
+        });
+      } catch (e) {
+        if (e instanceof OverCap) return false;
+        throw e;
+      }
+    },
+
+    /** The agent's scoped keys, newest first: every active one, and the newest `inactive` revoked or expired ones. */
+    async listScopedKeys(agentId: string, now: number, inactive: number) {
+      const cols = ['key_id', 'scopes', 'label', 'created_at', 'expires_at', 'revoked_at'] as const;
+      const base = () => db.selectFrom('api_keys').select(cols).where('agent_id', '=', agentId).where('kind', '=', 'scoped');
+      const [live, gone] = await Promise.all([
+        base().where('revoked_at', 'is', null).where((w) => w.or([w('expires_at', 'is', null), w('expires_at', '>', now)]))
+          .orderBy('created_at', 'desc').orderBy('key_id', 'desc').execute(),
+        base().where((w) => w.or([w('revoked_at', 'is not', null), w('expires_at', '<=', now)]))
+          .orderBy('created_at', 'desc').orderBy('key_id', 'desc').limit(inactive).execute(),
+      ]);
+      return [...live, ...gone].sort((a, b) => Number(b.created_at) - Number(a.created_at) || String(b.key_id).localeCompare(String(a.key_id)));
+    },
+
+    /** One scoped key of the agent (undefined for another agent's key). */
+    findScopedKey(agentId: string, keyId: string) {
+      return db.selectFrom('api_keys').select(['key_id', 'scopes', 'label', 'created_at', 'expires_at', 'revoked_at'])
+        .where('key_id', '=', keyId).where('agent_id', '=', agentId).where('kind', '=', 'scoped').executeTakeFirst();
+    },
+
+    /** Revokes a scoped key and runs `also` in the same transaction; false when it was not active-or-expired and unrevoked. */
+    async revokeScopedKey(agentId: string, keyId: string, now: number, also?: (trx: Transaction<Database>) => Promise<void>): Promise<boolean> {
+      return db.transaction().execute(async (trx) => {
+        const r = await trx.updateTable('api_keys').set({ revoked_at: now })
+          .where('key_id', '=', keyId).where('agent_id', '=', agentId).where('kind', '=', 'scoped').where('revoked_at', 'is', null)
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows) !== 1) return false;
+        if (also) await also(trx);
+        return true;
+      });
     },
 
     /** Revokes the passport and every session token derived from it, in one transaction. */

@@ -59,7 +59,7 @@ export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog; a
   });
   app.post('/mcp', {
     schema: { summary: 'Model Context Protocol endpoint (Streamable HTTP, JSON-RPC): the svc_* tools', tags: ['mcp'] },
-    config: { auth: 'key', errors: { 403: ['ORIGIN_NOT_ALLOWED'] } },
+    config: { auth: 'key', scope: 'any', errors: { 403: ['ORIGIN_NOT_ALLOWED'] } },
     // A body that is not JSON is a JSON-RPC parse error (-32700, id null), as the protocol answers
     // it; every other refusal (401 ...) keeps the API's format.
     // Sends the answer and returns nothing, as a route's error handler is typed.
@@ -105,7 +105,7 @@ export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog; a
     app.route({
       method, url: '/mcp',
       schema: { summary: `${method} /mcp: not used by the stateless MCP endpoint (405)`, tags: ['mcp'] },
-      config: { auth: 'key', success: [], errors: { 405: ['METHOD_NOT_ALLOWED'] } },
+      config: { auth: 'key', scope: 'any', success: [], errors: { 405: ['METHOD_NOT_ALLOWED'] } },
       handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(notAllowed),
     });
   }

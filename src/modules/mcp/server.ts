@@ -8,6 +8,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { SVC_VERSION } from '../../version';
 import type { ToolCatalog } from '../discovery/tool-defs';
+import { scopedKeyNeeds } from '../discovery/schema-facts';
 import { callTool } from './dispatch';
 
 /**
@@ -26,7 +27,11 @@ export function createMcpServer(app: FastifyInstance, catalog: ToolCatalog, auth
   const served = () => catalog.definitions().filter((d) => d.available);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: served().map((d) => ({ name: d.name, description: d.spec.description, inputSchema: d.inputSchema as { type: 'object' } })),
+    tools: served().map((d) => ({
+      name: d.name, description: d.spec.description, inputSchema: d.inputSchema as { type: 'object' },
+      // Per action, what a scoped key needs: a capability URI, 'any', or null (scoped keys refused); public actions are left out.
+      _meta: { 'svc/scopes': Object.fromEntries(d.actions.filter((a) => a.route).map((a) => [a.action, scopedKeyNeeds(a.route!)]).filter(([, v]) => v !== undefined)) },
+    })),
   }));
 
   server.setRequestHandler(LenientCallToolRequest, async (request) => {

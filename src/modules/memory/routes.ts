@@ -36,29 +36,29 @@ export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox =
 
   app.get('/v1/memory', {
     schema: { querystring: ListQuery, summary: 'List memory keys (metadata only, never values)', tags: ['memory'] },
-    config: { auth: 'key', validationCodes: ListValidationCodes },
+    config: { auth: 'key', scope: 'svc:memory', validationCodes: ListValidationCodes },
   }, async (request) => memory.list(caller(request), request.query));
 
   app.get('/v1/memory/stats', {
     schema: { summary: 'Memory usage: writes this month, what remains, storage', tags: ['memory'] },
-    config: { auth: 'key' },
+    config: { auth: 'key', scope: 'svc:memory' },
   }, async (request) => memory.stats(caller(request)));
 
   app.get('/v1/memory/context', {
     schema: { querystring: ContextQuery, summary: 'Context reload: most important, then most recent memories (not semantic)', tags: ['memory'] },
-    config: { auth: 'key', validationCodes: ContextValidationCodes },
+    config: { auth: 'key', scope: 'svc:memory', validationCodes: ContextValidationCodes },
   }, async (request) => memory.context(caller(request), request.query));
 
   app.get('/v1/memory/search', {
     schema: { querystring: SearchQuery, summary: 'Semantic search over your memories', tags: ['memory'] },
-    config: { auth: 'key', errors: { 422: ['MEMORY_QUERY_REQUIRED'], 429: ['RATE_LIMIT_EXCEEDED'], 503: ['MEMORY_SEARCH_UNAVAILABLE'] }, validationCodes: SearchValidationCodes, inputRules: [searchQuery] },
+    config: { auth: 'key', scope: 'svc:memory', errors: { 422: ['MEMORY_QUERY_REQUIRED'], 429: ['RATE_LIMIT_EXCEEDED'], 503: ['MEMORY_SEARCH_UNAVAILABLE'] }, validationCodes: SearchValidationCodes, inputRules: [searchQuery] },
   }, async (request) => memory.search(caller(request), request.query));
 
   app.put('/v1/memory/:key', {
     bodyLimit: deps.bodyLimitBytes,
     schema: { params: KeyParams, body: PutBody, summary: 'Store a JSON value under a key (appends a ledger version)', tags: ['memory'] },
     config: {
-      auth: 'key', errors: { 402: ['INSUFFICIENT_CREDITS'], 413: ['MEMORY_VALUE_TOO_LARGE', 'MEMORY_STORAGE_LIMIT'], 429: ['MEMORY_OPS_LIMIT', 'RATE_LIMIT_EXCEEDED'] }, validationCodes: PutValidationCodes,
+      auth: 'key', scope: 'svc:memory', errors: { 402: ['INSUFFICIENT_CREDITS'], 413: ['MEMORY_VALUE_TOO_LARGE', 'MEMORY_STORAGE_LIMIT'], 429: ['MEMORY_OPS_LIMIT', 'RATE_LIMIT_EXCEEDED'] }, validationCodes: PutValidationCodes,
       // Every other field is small: a body past the limit carries a value far past the value's own.
       bodyTooLarge: { status: 413, code: 'MEMORY_VALUE_TOO_LARGE', message: `The request body is over ${deps.bodyLimitBytes} bytes; a value is at most ${MAX_VALUE_BYTES} bytes (512 KB) once serialized` },
     },
@@ -72,11 +72,11 @@ export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox =
 
   app.get('/v1/memory/:key', {
     schema: { params: KeyParams, summary: 'Read the latest live value of a key', tags: ['memory'] },
-    config: { auth: 'key', errors: { 404: ['MEMORY_KEY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] }, validationCodes: KeyValidationCodes },
+    config: { auth: 'key', scope: 'svc:memory', errors: { 404: ['MEMORY_KEY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] }, validationCodes: KeyValidationCodes },
   }, async (request, reply) => reply.type('application/json; charset=utf-8').send(await memory.get(caller(request), request.params.key)));
 
   app.delete('/v1/memory/:key', {
     schema: { params: KeyParams, summary: 'Delete a key (appends a tombstone; history is kept)', tags: ['memory'] },
-    config: { auth: 'key', errors: { 404: ['MEMORY_KEY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] }, validationCodes: KeyValidationCodes },
+    config: { auth: 'key', scope: 'svc:memory', errors: { 404: ['MEMORY_KEY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] }, validationCodes: KeyValidationCodes },
   }, async (request) => memory.remove(caller(request), request.params.key));
 };

@@ -27,7 +27,7 @@ export const parseRoutes = (deps: ParseRouteDeps): FastifyPluginAsyncTypebox => 
       params: BlobParams, querystring: ParseQuery, body: ParseBody, tags: ['parse'],
       summary: 'Parse a PDF, DOCX, CSV or XLSX blob: synchronously (200 with the result), or with ?async=true (202 queued, optional signed callback)',
     },
-    config: { auth: 'key', success: [200, 202], errors: { 402: ['INSUFFICIENT_CREDITS'], 404: ['BLOB_NOT_FOUND'], 413: ['PARSE_TOO_LARGE_SYNC'], 415: ['PARSE_UNSUPPORTED_TYPE'], 422: ['CALLBACK_URL_INVALID'], 429: ['PARSE_RATE_LIMIT', 'PARSE_QUOTA_EXCEEDED'], 503: ['PARSE_ASYNC_DISABLED', 'BLOB_STORE_UNAVAILABLE'] }, validationCodes: ParamCodes },
+    config: { auth: 'key', scope: 'svc:blob-store', success: [200, 202], errors: { 402: ['INSUFFICIENT_CREDITS'], 404: ['BLOB_NOT_FOUND'], 413: ['PARSE_TOO_LARGE_SYNC'], 415: ['PARSE_UNSUPPORTED_TYPE'], 422: ['CALLBACK_URL_INVALID'], 429: ['PARSE_RATE_LIMIT', 'PARSE_QUOTA_EXCEEDED'], 503: ['PARSE_ASYNC_DISABLED', 'BLOB_STORE_UNAVAILABLE'] }, validationCodes: ParamCodes },
   }, async (request, reply) => {
     const body = request.body ?? {};
     const r = await parse.parse(caller(request), request.params.blob_id, { async: request.query.async ?? false, callbackUrl: body.callback_url });
@@ -41,7 +41,7 @@ export const parseRoutes = (deps: ParseRouteDeps): FastifyPluginAsyncTypebox => 
 
   app.get('/v1/blobs/:blob_id/parse/:parse_id', {
     schema: { params: ParseParams, summary: 'Status of a parse; the structured result when complete, the error message when failed', tags: ['parse'] },
-    config: { auth: 'key', validationCodes: ParamCodes },
+    config: { auth: 'key', scope: 'svc:blob-store', validationCodes: ParamCodes },
   }, async (request, reply) => {
     // JSON text with the stored result spliced in (see parseViewJson).
     reply.type('application/json; charset=utf-8');
@@ -50,19 +50,19 @@ export const parseRoutes = (deps: ParseRouteDeps): FastifyPluginAsyncTypebox => 
 
   app.get('/v1/blobs/:blob_id/parse/:parse_id/deliveries', {
     schema: { params: ParseParams, summary: 'Callback delivery attempts of a parse, newest first', tags: ['parse'] },
-    config: { auth: 'key', validationCodes: ParamCodes },
+    config: { auth: 'key', scope: 'svc:blob-store', validationCodes: ParamCodes },
   }, async (request) => parse.deliveries(caller(request), request.params.blob_id, request.params.parse_id));
 
   app.post('/v1/blobs/:blob_id/parse/:parse_id/replay', {
     schema: { params: ParseParams, summary: 'Re-send the parse.completed callback with the same JSON and signature', tags: ['parse'] },
-    config: { auth: 'key', errors: { 403: ['CALLBACK_REPLAY_DISABLED'], 404: ['BLOB_NOT_FOUND'], 422: ['PARSE_NOT_COMPLETE', 'PARSE_CALLBACK_URL_MISSING', 'PARSE_RESULT_MISSING'], 429: ['CALLBACK_REPLAY_RATE_LIMIT'] }, validationCodes: ParamCodes },
+    config: { auth: 'key', scope: 'svc:blob-store', errors: { 403: ['CALLBACK_REPLAY_DISABLED'], 404: ['BLOB_NOT_FOUND'], 422: ['PARSE_NOT_COMPLETE', 'PARSE_CALLBACK_URL_MISSING', 'PARSE_RESULT_MISSING'], 429: ['CALLBACK_REPLAY_RATE_LIMIT'] }, validationCodes: ParamCodes },
   }, async (request) => parse.replay(caller(request), request.params.blob_id, request.params.parse_id));
 
   app.get('/v1/blobs/search', {
     // A charged call: no automatic HEAD twin (it would charge and send nothing).
     exposeHeadRoute: false,
     schema: { querystring: SearchQuery, summary: 'Semantic search over the chunks of your parsed blobs (one call in the search pool)', tags: ['search'] },
-    config: { auth: 'key', errors: { 402: ['INSUFFICIENT_CREDITS'], 422: ['BLOB_QUERY_REQUIRED'], 429: ['SEARCH_CALLS_LIMIT'], 503: ['BLOB_SEARCH_UNAVAILABLE'] }, validationCodes: SearchCodes, inputRules: [searchQuery] },
+    config: { auth: 'key', scope: 'svc:blob-store', errors: { 402: ['INSUFFICIENT_CREDITS'], 422: ['BLOB_QUERY_REQUIRED'], 429: ['SEARCH_CALLS_LIMIT'], 503: ['BLOB_SEARCH_UNAVAILABLE'] }, validationCodes: SearchCodes, inputRules: [searchQuery] },
   }, async (request) => {
     const started = performance.now();
     const q = request.query;

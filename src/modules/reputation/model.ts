@@ -7,6 +7,7 @@
  */
 import betaQuantile from '@stdlib/stats-base-dists-beta-quantile';
 import { DAY_MS } from '../../lib/utc';
+import { isElevated } from '../trust/levels';
 
 export const OUTCOMES = ['approved', 'error', 'rejected'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -30,7 +31,7 @@ export const FULL_RATER_WEIGHT = 1;
 export const CHEAP_RATER_WEIGHT = 0.5;
 
 export function raterWeight(raterTrustLevels: readonly string[]): number {
-  return raterTrustLevels.some((l) => l === 'staked' || l === 'sponsored' || l === 'established') ? FULL_RATER_WEIGHT : CHEAP_RATER_WEIGHT;
+  return isElevated(raterTrustLevels) ? FULL_RATER_WEIGHT : CHEAP_RATER_WEIGHT;
 }
 
 /** What one event adds to (alpha, beta) at full strength. */

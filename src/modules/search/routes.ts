@@ -13,7 +13,7 @@ export const searchRoutes = (deps: { search: SearchService; envelope: EnvelopeBu
     // A charged call: no automatic HEAD twin (it would charge and send nothing).
     exposeHeadRoute: false,
     schema: { querystring: SearchQuery, summary: 'Search the web; results carry credibility scores (0.5 to 1.0)', tags: ['search'] },
-    config: { auth: 'key', errors: { 402: ['INSUFFICIENT_CREDITS'], 429: ['SEARCH_CALLS_LIMIT'], 502: ['SEARCH_PROVIDER_ERROR'], 503: ['SEARCH_PROVIDER_UNCONFIGURED'], 504: ['SEARCH_PROVIDER_TIMEOUT'] }, inputRules: [notBlank('querystring', 'q')] },
+    config: { auth: 'key', scope: 'svc:search', errors: { 402: ['INSUFFICIENT_CREDITS'], 429: ['SEARCH_CALLS_LIMIT'], 502: ['SEARCH_PROVIDER_ERROR'], 503: ['SEARCH_PROVIDER_UNCONFIGURED'], 504: ['SEARCH_PROVIDER_TIMEOUT'] }, inputRules: [notBlank('querystring', 'q')] },
   }, async (request, reply) => {
     const started = performance.now();
     const a = agentOf(request);

@@ -8,6 +8,7 @@ import type { DatabaseHandle } from '../../infra/db/database';
 import type { Clock } from '../../lib/clock';
 import { createTrustAdmin, type AdoptionSource, type TraceSection } from './admin';
 import { createEpochs } from './epochs';
+import { createTrustLevels } from './levels';
 import { epochsReplayer } from './epochs-replay';
 import { createTrustLog } from './log';
 import { createTrustLogStore } from './log-store';
@@ -59,6 +60,8 @@ export async function createTrustModule(deps: { config: Config; database: Databa
   return {
     log,
     epochs,
+    /** Trust levels, the one function every reader uses. */
+    levels: createTrustLevels({ db: database.db, clock }),
     /** A trust module's projection, trace section and adoption counts. */
     addProjection(p: { replay?: ReplayerFactory; trace?: TraceSection; adoption?: AdoptionSource }) {
       if (p.replay) projections.push(p.replay);

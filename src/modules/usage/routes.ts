@@ -8,7 +8,7 @@ export const usageRoutes = (deps: { usage: UsageService }): FastifyPluginAsyncTy
 
   app.get('/v1/usage', {
     schema: { summary: 'Usage history: metered calls this UTC month, what remains, and a 7-day daily breakdown', tags: ['usage'] },
-    config: { auth: 'key' },
+    config: { auth: 'key', scope: 'any' },
   }, async (request) => {
     const a = agentOf(request);
     return usage.history(a.agentId, a.tier);
@@ -16,7 +16,7 @@ export const usageRoutes = (deps: { usage: UsageService }): FastifyPluginAsyncTy
 
   app.get('/v1/me/activity', {
     schema: { querystring: ActivityQuery, summary: 'Your activity feed: browses (without page text), feedback and approval events, newest first', tags: ['usage'] },
-    config: { auth: 'key', errors: { 400: ['INVALID_ACTIVITY_CURSOR'] }, validationCodes: ActivityValidationCodes },
+    config: { auth: 'key', scope: 'any', errors: { 400: ['INVALID_ACTIVITY_CURSOR'] }, validationCodes: ActivityValidationCodes },
   }, async (request) => {
     const a = agentOf(request);
     const q = request.query;

@@ -37,6 +37,8 @@ export interface ApiKeysTable {
   created_at: number;
   expires_at: number | null;
   revoked_at: number | null;
+  /** Public id of a scoped key (list, revoke, trust log); null for root keys and session tokens. */
+  key_id: string | null;
 }
 
 export interface PassportChallengesTable {
