@@ -72,7 +72,9 @@ async function timed(path: string, token?: string): Promise<{ status: number; ms
 
 describe('request bodies have a time limit', () => {
   test('bodies trickled to POST /v1/register are cut: 408 REQUEST_TIMEOUT the client reads, then the connection closes; others are served meanwhile', async () => {
-    await timed('/health'); // the client's connection pool is warm
+    // The same calls with no slow client, as a baseline: the client's pool warm, the machine as busy as it is.
+    const baseline: number[] = [];
+    for (let i = 0; i < 3; i++) baseline.push((await timed('/health')).ms, (await timed('/v1/memory/slow.key', a.apiKey)).ms);
     const started = performance.now();
     const head = 'POST /v1/register HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500';
     const slow = Array.from({ length: 20 }, () => open(head, { keepSending: true }));
@@ -97,13 +99,16 @@ describe('request bodies have a time limit', () => {
     expect(answeredAfter).toBeLessThan(1300);
     expect(answers[0].at - x.answeredAt()!).toBeGreaterThan(1000);
     expect(answers[0].at - x.answeredAt()!).toBeLessThan(2500);
-    // Served while the slow ones were still sending, at once. (Typically under 20 ms each; the median
-    // is held to 100 ms, each one to 500 ms, so that a machine busy with other work does not fail it.)
+    // Served while the slow ones were still sending, at once: typically under 20 ms each. The median is
+    // held to 100 ms, or to twice the baseline's on a machine busy with other work (the 20 slow
+    // clients must not be what slows them); each one to 500 ms (or twice the baseline's slowest).
     expect(others.length).toBeGreaterThanOrEqual(4);
-    const ms = others.map((o) => o.ms).sort((p, q) => p - q);
+    const median = (xs: number[]) => [...xs].sort((p, q) => p - q)[Math.floor(xs.length / 2)]!;
+    const ms = others.map((o) => o.ms);
+    const detail = `with slow clients: ${ms.map(Math.round).join(' ')} ms; baseline: ${baseline.map(Math.round).join(' ')} ms`;
     expect(others.every((o) => o.status === 200)).toBe(true);
-    expect(ms[Math.floor(ms.length / 2)], ms.join(' ')).toBeLessThan(100);
-    expect(ms[ms.length - 1], ms.join(' ')).toBeLessThan(500);
+    expect(median(ms), detail).toBeLessThan(Math.max(100, 2 * median(baseline)));
+    expect(Math.max(...ms), detail).toBeLessThan(Math.max(500, 2 * Math.max(...baseline)));
   });
 
   test('headers and nothing more: the same 408 after the grace', async () => {
@@ -121,13 +126,21 @@ describe('request bodies have a time limit', () => {
     expect(answer.body.error_code).toBe('REQUEST_TIMEOUT');
   });
 
-  test('a blob upload slower than the minimum rate is cut (408) and stores nothing; one that keeps the rate is stored', async () => {
+  test('a blob upload slower than the minimum rate, raw or multipart, is cut (408) and stores nothing; one that keeps the rate is stored', async () => {
     const b = await t.registerAgent();
     const slow = open(`PUT /v1/blobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${b.apiKey}\r\nContent-Type: application/octet-stream\r\nContent-Length: 100000`);
     trickle(slow, 'x'.repeat(50), 100); // 500 bytes a second
     const cut = await slow.closed;
     expect(cut.status).toBe(408);
     expect(cut.body.error_code).toBe('REQUEST_TIMEOUT');
+    expect((await t.request('GET', '/v1/blobs', { token: b.apiKey })).body.blobs ?? []).toHaveLength(0);
+    // The same as a multipart upload: the 408, not a malformed-multipart 400.
+    const parts = open(`PUT /v1/blobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${b.apiKey}\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: 100000`);
+    parts.socket.write('--XX\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\n');
+    trickle(parts, 'x'.repeat(50), 100);
+    const cutParts = await parts.closed;
+    expect(cutParts.status).toBe(408);
+    expect(cutParts.body.error_code).toBe('REQUEST_TIMEOUT');
     expect((await t.request('GET', '/v1/blobs', { token: b.apiKey })).body.blobs ?? []).toHaveLength(0);
 
     // 3000 bytes a second for about 1.2 s: past the grace, and kept up.
