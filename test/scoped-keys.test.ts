@@ -323,3 +323,62 @@ describe('trust log, parity and the passport', () => {
     expect(JSON.stringify(res.body)).toContain('scoped_keys_active');
   });
 });
+
+describe('discovery states what a scoped key needs', () => {
+  test('OpenAPI: x-svc-scope per operation and 403 SCOPE_NOT_GRANTED where a scoped key can be refused', async () => {
+    const doc = (await t.request('GET', '/openapi.json')).body;
+    const op = (path: string, method: string) => doc.paths[path][method];
+    expect(op('/v1/memory/{key}', 'put')['x-svc-scope']).toBe('svc:memory');
+    expect(op('/v1/commons/entries', 'get')['x-svc-scope']).toBe('svc:commons-read');
+    expect(op('/v1/commons/entries', 'post')['x-svc-scope']).toBe('svc:commons-publish');
+    expect(op('/v1/me', 'get')['x-svc-scope']).toBe('any');
+    expect(op('/v1/me/keys', 'post')['x-svc-scope']).toBeNull();
+    expect(op('/v1/billing/credits/checkout', 'post')['x-svc-scope']).toBeNull();
+    expect(op('/v1/register', 'post')['x-svc-scope']).toBeUndefined();
+    const codes403 = (path: string, method: string) => JSON.stringify(op(path, method).responses['403'] ?? {});
+    expect(codes403('/v1/memory/{key}', 'put')).toContain('SCOPE_NOT_GRANTED');
+    expect(codes403('/v1/me/keys', 'post')).toContain('ROOT_KEY_REQUIRED');
+    expect(codes403('/v1/me', 'get')).not.toContain('SCOPE_NOT_GRANTED');
+    expect(Object.keys(op('/v1/me/keys/{key_id}', 'delete').responses)).toEqual(expect.arrayContaining(['204', '401', '403', '404']));
+  });
+
+  test('capabilities: endpoints carry their scope; authentication.scoped_keys lists the routes per scope and the codes', async () => {
+    const caps = (await t.request('GET', '/v1/capabilities')).body;
+    expect(caps.endpoints.find((e: any) => e.path === '/v1/search')).toMatchObject({ auth: 'key', scope: 'svc:search' });
+    const sk = caps.authentication.scoped_keys;
+    expect(sk).toMatchObject({
+      max_active_per_agent: MAX_ACTIVE_SCOPED_KEYS,
+      outside_scopes: { status: 403, error_code: 'SCOPE_NOT_GRANTED' },
+      limit_error: { status: 409, error_code: 'API_KEY_LIMIT_REACHED' },
+      manage: { create: 'POST /v1/me/keys', list: 'GET /v1/me/keys', revoke: 'DELETE /v1/me/keys/{key_id}' },
+    });
+    expect(sk.endpoints_by_scope['svc:blob-store']).toEqual(expect.arrayContaining(['PUT /v1/blobs', 'POST /v1/blobs/{blob_id}/parse', 'GET /v1/blobs/search']));
+    expect(sk.any_key_endpoints).toContain('GET /v1/me');
+    expect(sk.refused_endpoints).toEqual(expect.arrayContaining(['POST /v1/me/keys', 'POST /v1/billing/credits/checkout']));
+    expect(caps.authentication.root_key_required.endpoints).toEqual(expect.arrayContaining(['POST /v1/me/keys', 'GET /v1/me/keys', 'DELETE /v1/me/keys/{key_id}']));
+  });
+
+  test('tool files and live MCP tools: the scope of each action', async () => {
+    const memory = (await t.request('GET', '/mcp/v1/svc-memory.json')).body;
+    expect(memory.actions.find((x: any) => x.action === 'put')).toMatchObject({ scope: 'svc:memory' });
+    const res = await t.request('POST', '/mcp', {
+      token: a.apiKey, headers: { accept: 'application/json, text/event-stream' }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    });
+    const tools = res.body.result.tools as { name: string; _meta: Record<string, Record<string, string | null>> }[];
+    expect(tools.find((x) => x.name === 'svc_memory')!._meta['svc/scopes']).toMatchObject({ put: 'svc:memory', search: 'svc:memory' });
+    expect(tools.find((x) => x.name === 'svc_passport')!._meta['svc/scopes']).toMatchObject({ me: 'any', describe: null });
+  });
+});
+
+describe('the cap under concurrent creation', () => {
+  test(`concurrent creations never leave more than ${MAX_ACTIVE_SCOPED_KEYS} active keys`, async () => {
+    const c = await t.registerAgent();
+    for (let i = 0; i < MAX_ACTIVE_SCOPED_KEYS - 3; i++) await newKey(['svc:memory'], {}, c);
+    const results = await Promise.all(Array.from({ length: 8 }, () => create({ scopes: ['svc:memory'] }, c.apiKey)));
+    expect(results.filter((r) => r.status === 201)).toHaveLength(3);
+    expect(results.filter((r) => r.status === 409).every((r) => r.body.error_code === 'API_KEY_LIMIT_REACHED')).toBe(true);
+    expect((await list(c.apiKey)).body.active_count).toBe(MAX_ACTIVE_SCOPED_KEYS);
+    // Only the stored keys were logged: the parity check agrees.
+    expect((await t.request('GET', '/admin/trust/parity-check', { headers: ADMIN })).body.ok).toBe(true);
+  });
+});
