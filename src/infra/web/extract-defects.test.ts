@@ -94,3 +94,47 @@ describe('defect: a charset declared late in the document decoded as UTF-8', () 
     expect(extractContent({ body, contentType: 'text/html' }).text).toBe('Déjà vu: les élèves étaient très fâchés, à cause de la réforme.');
   });
 });
+
+describe('defect: titles as a reader names the page', () => {
+  const doc = (head: string, h1 = 'Reading tide tables') => `<!doctype html><html><head>${head}</head><body>
+<header><a href="/">Coastal Notes</a> <nav><a href="/tides">Tides</a></nav></header>
+<main><article><h1>${h1}</h1>${body}</article></main>${FOOTER}</body></html>`;
+
+  test.each([
+    ['the site name after a dash is split off', '<title>Reading tide tables – Coastal Notes</title>', 'Reading tide tables'],
+    ['the site name before a bar, named by og:site_name', '<title>Coastal Notes | Reading tide tables</title><meta property="og:site_name" content="Coastal Notes">', 'Reading tide tables'],
+    ['a generic <title> ("Home") loses to the article\'s <h1>', '<title>Home</title>', 'Reading tide tables'],
+    ['a <title> that is only the site name loses to the <h1>', '<title>Coastal Notes</title><meta property="og:site_name" content="Coastal Notes">', 'Reading tide tables'],
+    ['og:title, with the site name split off', '<title>Home</title><meta property="og:title" content="Reading tide tables | Coastal Notes"><meta property="og:site_name" content="Coastal Notes">', 'Reading tide tables'],
+    ['a JSON-LD headline (in @graph)', '<title>Coastal Notes</title><script type="application/ld+json">{"@context":"https://schema.org","@graph":[{"@type":"WebSite","name":"Coastal Notes"},{"@type":"NewsArticle","headline":"Reading tide tables"}]}</script>', 'Reading tide tables'],
+  ])('%s', (_what, head, expected) => {
+    expect(extractHtml(doc(head), 'https://coastal-notes.example/tides/reading').title).toBe(expected);
+  });
+
+  test('a title with a colon is not cut short', () => {
+    const html = doc('<title>Tides: a guide for small boats</title>', 'Tides: a guide for small boats');
+    expect(extractHtml(html).title).toBe('Tides: a guide for small boats');
+    const noH1 = `<html><head><title>Tides: a guide for small boats</title></head><body><div>${body}</div></body></html>`;
+    expect(extractHtml(noH1).title).toBe('Tides: a guide for small boats');
+  });
+
+  test('the <h1> that is a site logo in the page header is not the title', () => {
+    const html = `<html><head><title>Reading tide tables - Coastal Notes</title></head><body><header><h1>Coastal Notes</h1></header><main><article><h2>Reading tide tables</h2>${body}</article></main></body></html>`;
+    expect(extractHtml(html).title).toBe('Reading tide tables');
+  });
+});
+
+describe('defect: a body outside the DOM text (noscript, client-side templates)', () => {
+  test.each([
+    ['<noscript>', (inner: string) => `<noscript>${inner}</noscript>`],
+    ['<script type="text/template">', (inner: string) => `<script type="text/template" id="post-body">${inner}</script>`],
+    ['<script type="text/x-handlebars-template">', (inner: string) => `<script type="text/x-handlebars-template">${inner}</script>`],
+  ])('a post whose body is only in %s comes back with it', (_what, wrap) => {
+    const html = `<!doctype html><html><head><title>Reading tide tables</title></head><body>
+<div id="app"><p>Loading…</p></div>${wrap(`<article><h1>Reading tide tables</h1>${body}</article>`)}
+<script>document.getElementById('app').innerHTML = document.getElementById('post-body')?.innerHTML ?? '';</script></body></html>`;
+    const out = extractHtml(html);
+    expect(passages(out.text)).toBe(PARAS.length);
+    expect(out.text).not.toContain('innerHTML');
+  });
+});

@@ -139,21 +139,119 @@ function readabilityText(doc: Doc, url: string | undefined): { title: string; te
   return { title: collapse(article.title), text: domToText(content.body as unknown as DomNode) };
 }
 
-function pageTitle(doc: Doc): string {
-  return collapse(doc.querySelector('title')?.textContent) || collapse(doc.querySelector('h1')?.textContent);
+const meta = (doc: Doc, selector: string): string => collapse((doc.querySelector(selector) as El | null)?.getAttribute('content'));
+const norm = (s: string): string => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+
+/** Objects of a JSON-LD block, with @graph and arrays flattened. */
+function jsonLd(doc: Doc): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > 4 || !v || typeof v !== 'object') return;
+    if (Array.isArray(v)) return v.forEach((x) => walk(x, depth + 1));
+    const o = v as Record<string, unknown>;
+    out.push(o);
+    if (o['@graph']) walk(o['@graph'], depth + 1);
+  };
+  for (const el of all(doc, 'script[type="application/ld+json"]')) {
+    try {
+      walk(JSON.parse(el.textContent ?? ''), 0);
+    } catch {
+      // a broken block says nothing
+    }
+  }
+  return out;
 }
+
+const ARTICLE_TYPES = /^(Article|NewsArticle|BlogPosting|Report|ScholarlyArticle|TechArticle|Review|Recipe|HowTo|QAPage|Question|WebPage|Product|Event|JobPosting|PressRelease|AnalysisNewsArticle|OpinionNewsArticle|ReportageNewsArticle|LiveBlogPosting|DiscussionForumPosting|SocialMediaPosting)$/;
+
+/** The <title> without the site's name: `Headline – Site`, `Site | Headline`. */
+function withoutSite(title: string, site: string, host: string): string {
+  const parts = title.split(/\s+(?:[|\-–—·•»~/]|::)\s+/).map((p) => p.trim()).filter(Boolean);
+  if (parts.length < 2) return title;
+  const siteKeys = [norm(site), norm(host.replace(/^www\./, '')), norm(host.replace(/^www\./, '').split('.')[0])].filter(Boolean);
+  const isSite = (p: string) => siteKeys.some((k) => norm(p) === k || (k.length > 3 && norm(p).replace(/ /g, '') === k.replace(/ /g, '')));
+  const kept = parts.filter((p) => !isSite(p));
+  if (kept.length && kept.length < parts.length) return kept.length === 1 ? kept[0] : withoutSite(kept.join(' - '), '', '');
+  // No known site name: a short last part is the site when the rest is a headline.
+  const words = (p: string) => p.split(/\s+/).length;
+  const last = parts[parts.length - 1];
+  const restLast = parts.slice(0, -1).join(' - ');
+  if (words(last) <= 3 && words(restLast) >= 3) return title.slice(0, title.lastIndexOf(last)).replace(/\s+(?:[|\-–—·•»~/]|::)\s*$/, '').trim();
+  return title;
+}
+
+const GENERIC_TITLE = /^(home|homepage|home page|index|untitled|untitled document|welcome|main|default|blog|news|article|page|document|loading\.*)$/i;
+
+/**
+ * The page's title as a reader names it, from the signals a reader uses: og:title (or
+ * twitter:title), the JSON-LD headline, the main <h1> (inside the article or main region, or the
+ * only one), and the <title> with the site's name split off. Explicit metadata wins; the <h1>
+ * wins over the <title> when the <title> is generic ("Home") or only the site's name, and, when
+ * it sits in the article or main region, when the <title> contains it (`Headline – Site`) or is
+ * contained in it (a title cut short).
+ */
+function chooseTitle(doc: Doc, url: string | undefined): string {
+  let host = '';
+  try {
+    host = url ? new URL(url).hostname : '';
+  } catch {
+    host = '';
+  }
+  const ld = jsonLd(doc);
+  const ldArticle = ld.find((o) => typeof o['@type'] === 'string' && ARTICLE_TYPES.test(o['@type']) && (typeof o.headline === 'string' || typeof o.name === 'string'));
+  const ldSite = ld.find((o) => o['@type'] === 'WebSite' && typeof o.name === 'string')?.name as string | undefined;
+  const site = meta(doc, 'meta[property="og:site_name"]') || meta(doc, 'meta[name="application-name"]') || collapse(ldSite);
+  const tag = collapse(doc.querySelector('title')?.textContent);
+  const title = withoutSite(tag, site, host);
+  const h1s = all(doc, 'h1').filter((h) => !h.closest('header:not(article header), nav, footer, aside') || h.closest('article, main, [role=main]'));
+  const inMain = h1s.find((h) => h.closest('article, main, [role=main]'));
+  const mainH1 = inMain ?? (h1s.length === 1 ? h1s[0] : undefined);
+  const h1 = collapse(mainH1?.textContent);
+  const og = withoutSite(meta(doc, 'meta[property="og:title"]') || meta(doc, 'meta[name="twitter:title"]') || meta(doc, 'meta[property="twitter:title"]'), site, host);
+  const headline = collapse((ldArticle?.headline ?? ldArticle?.name) as string | undefined);
+  const usable = (t: string) => t.length > 1 && !GENERIC_TITLE.test(t) && norm(t) !== norm(site);
+  if (headline && usable(headline) && !(h1 && norm(headline) !== norm(h1) && norm(h1).startsWith(norm(headline)))) {
+    // A headline cut short in metadata loses to the full <h1>.
+    return headline;
+  }
+  if (headline && h1 && usable(h1)) return h1;
+  if (og && usable(og)) return h1 && usable(h1) && norm(h1).startsWith(norm(og)) && h1.length > og.length ? h1 : og;
+  if (h1 && usable(h1)) {
+    const nt = norm(title);
+    const nh = norm(h1);
+    // An <h1> outside the article (a landing page's slogan) names the page only when the <title> does not.
+    if (!usable(title) || norm(tag) === norm(site) || (inMain && (nt.includes(nh) || nh.includes(nt)))) return h1;
+  }
+  if (usable(title)) return title;
+  return h1 || title || tag;
+}
+
+/**
+ * A post whose body ships inside `<noscript>` or a client-side template (`<script
+ * type="text/template">` and kin) has no DOM text until a script runs; this turns those into
+ * ordinary elements, for a second pass when the first finds too little.
+ */
+const HIDDEN_BODY = /<noscript(?:\s[^>]*)?>([\s\S]*?)<\/noscript\s*>|<script\b[^>]*\btype\s*=\s*["']?text\/(?:template|x-template|html|x-html|x-handlebars-template|x-handlebars|ng-template|x-tmpl|x-jsrender|x-underscore-template|x-mustache)\b[^>]*>([\s\S]*?)<\/script\s*>/gi;
 
 /** Title and main text of an HTML document. */
 export function extractHtml(html: string, url?: string): Extracted {
+  const first = extractOnce(html, url);
+  if (first.text.length >= MIN_ARTICLE_CHARS || !HIDDEN_BODY.test(html)) return first;
+  HIDDEN_BODY.lastIndex = 0;
+  const shown = extractOnce(html.replace(HIDDEN_BODY, (_m, noscript: string | undefined, template: string | undefined) => `<div>${noscript ?? template ?? ''}</div>`), url);
+  return shown.text.length > first.text.length ? { ...shown, title: first.title || shown.title } : first;
+}
+
+function extractOnce(html: string, url?: string): Extracted {
   const doc = parse(html);
-  const title = pageTitle(doc);
+  const title = chooseTitle(doc, url);
   // Parsing dominates on big pages, so the second parse happens only when Readability ran.
   if (doc.querySelectorAll('*').length > MAX_ELEMENTS) return { title, text: fallbackText(doc), method: 'fallback' };
   const article = readabilityText(doc, url);
   if (article && article.text.length >= MIN_ARTICLE_CHARS) {
-    return { title: article.title || title, text: article.text, method: 'readability' };
+    return { title: title || article.title, text: article.text, method: 'readability' };
   }
-  return { title: article?.title || title, text: fallbackText(parse(html)), method: 'fallback' };
+  return { title: title || article?.title || '', text: fallbackText(parse(html)), method: 'fallback' };
 }
 
 /** Title and text of any fetched body; throws WebError for unsupported types. */
