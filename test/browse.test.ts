@@ -49,7 +49,7 @@ describe('POST /v1/browse (static)', () => {
     site.route('/tides', html(ARTICLE));
     const a = await w.agent();
     const res = await browse(a.token, { url: `${site.url}/tides` });
-    expect(res.status).toBe(200);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
     const b = res.body;
     expect(Object.keys(b)).toEqual(['status', 'browse_id', 'url', 'final_url', 'mode', 'http_status', 'content_type', 'title', 'text', 'response_time_ms', 'fetched_at', '_svc']);
     expect(b).toMatchObject({ status: 'success', url: `${site.url}/tides`, final_url: `${site.url}/tides`, mode: 'static', http_status: 200, title: 'Tides explained' });

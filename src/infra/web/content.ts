@@ -2,8 +2,8 @@
  * What kind of body we got and how to turn its bytes into a string. The declared Content-Type
  * decides, except that a PDF signature always wins and an absent or generic type is sniffed.
  */
+import { createRequire } from 'node:module';
 import { TextDecoder } from 'node:util';
-import { detect } from 'chardet';
 import { WebError } from './errors';
 
 export type BodyKind = 'html' | 'text';
@@ -184,6 +184,13 @@ function encodingOf(label: string): string | undefined {
   }
 }
 
+const require = createRequire(import.meta.url);
+/** chardet's likeliest encoding of an undeclared page that is not UTF-8 (loaded on first use: most pages never need it). */
+function guessCharset(body: Buffer): string | undefined {
+  const chardet = require('chardet') as typeof import('chardet');
+  return chardet.detect(body.subarray(0, PRESCAN_BYTES)) ?? undefined;
+}
+
 function isUtf8(body: Buffer): boolean {
   try {
     // stream: a multi-byte character cut by the end of the body is not an error.
@@ -206,6 +213,6 @@ export function decodeBody(body: Buffer, contentType: string | undefined, kind: 
   if (body[0] === 0xfe && body[1] === 0xff) return new TextDecoder('utf-16be').decode(body);
   let decoder = decoderFor(charsetParam(contentType));
   if (!decoder && kind === 'html') decoder = decoderFor(prescanCharset(body));
-  if (!decoder && !isUtf8(body)) decoder = decoderFor(detect(body.subarray(0, PRESCAN_BYTES)) ?? undefined) ?? windows1252;
+  if (!decoder && !isUtf8(body)) decoder = decoderFor(guessCharset(body)) ?? windows1252;
   return (decoder ?? decoderFor('utf-8')!).decode(body);
 }
