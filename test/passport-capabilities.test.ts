@@ -1,4 +1,5 @@
 /** POST /v1/agents/passport/capabilities: self-reported text, shown on the passport, never verified. */
+import { createHash, createPublicKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/harness';
 
@@ -39,12 +40,19 @@ describe('self-reported capabilities', () => {
     }
   });
 
-  test('no key or a wrong key is 401; a revoked passport is 403 and keeps its text', async () => {
+  test('no key or a wrong key is 401; a revocation is logged once; a revoked passport is 403 and keeps its text', async () => {
     expect((await set(undefined, { self_reported: 'x' })).status).toBe(401);
     expect((await set('svc_wrong', { self_reported: 'x' })).status).toBe(401);
     const a = await t.registerAgent();
     expect((await set(a.apiKey, { self_reported: 'kept' })).status).toBe(200);
+    const size = (await t.request('GET', '/v1/trust/log/entries?start=0&end=1')).body.tree_size as number;
     expect((await t.request('POST', '/v1/me/passport/revoke', { token: a.apiKey })).status).toBe(200);
+    // The revocation is a trust log entry naming the revoked key by the SHA-256 of its SPKI bytes.
+    const entries = (await t.request('GET', `/v1/trust/log/entries?start=${size}`)).body.entries as { entry: { kind: string; agent_id: string; data: Record<string, unknown> } }[];
+    const spki = createPublicKey(a.publicKeyPem).export({ format: 'der', type: 'spki' });
+    expect(entries.map((e) => e.entry)).toEqual([expect.objectContaining({ kind: 'passport.revoked', agent_id: a.agentId, data: { public_key_sha256: createHash('sha256').update(spki).digest('hex') } })]);
+    expect((await t.request('POST', '/v1/me/passport/revoke', { token: a.apiKey })).status).toBe(409);
+    expect((await t.request('GET', '/v1/trust/log/entries?start=0&end=1')).body.tree_size).toBe(size + 1);
     const r = await set(a.apiKey, { self_reported: 'changed' });
     expect([r.status, r.body.error_code]).toEqual([403, 'PASSPORT_REVOKED']);
     expect((await t.request('GET', `/v1/agents/${a.agentId}/passport`)).body.passport.capabilities.self_reported).toBe('kept');

@@ -59,18 +59,24 @@ export type LevelsReader = (
   agent: { agentId: string; status: string; frozen: number; createdAt: number }, opts?: { ephemeral?: boolean },
 ) => Promise<string[]>;
 
-/** A scoped key created or revoked; `data` carries no secret. */
-export interface KeyEvent {
+/** A scoped key created or revoked, or the passport revoked; `data` carries no secret. */
+export type KeyEvent = {
   kind: 'key.created' | 'key.revoked';
   agentId: string;
   at: number;
   data: { key_id: string; scopes: string[]; label: string | null; expires_at: string | null };
-}
+} | {
+  kind: 'passport.revoked';
+  agentId: string;
+  at: number;
+  /** SHA-256 (hex) of the revoked key's SPKI bytes. */
+  data: { public_key_sha256: string };
+};
 
-/** The reputation a passport shows (the reputation module's current standing). */
 /** A passport's skill_vouches per listed skill (the directory module's vouches). */
 export type SkillVouchesReader = (agentId: string, skills: string[]) => Promise<Record<string, { count: number; raw_count: number; weighted_count: number }>>;
 
+/** The reputation a passport shows (the reputation module's current standing). */
 export type ReputationReader = (agentId: string, decomposed: boolean) => Promise<{ reputation: unknown; reputation_sub_signals?: unknown }>;
 
 const DAY = 86_400_000;
@@ -468,7 +474,13 @@ export function createIdentityService(deps: IdentityDeps) {
 
     async revokePassport(auth: AuthContext) {
       const now = clock.now();
-      if (!(await store.revokePassport(auth.agentId, now))) {
+      const passport = await store.findPassport(auth.agentId);
+      const onKeyEvent = deps.onKeyEvent;
+      const event: KeyEvent | undefined = passport ? {
+        kind: 'passport.revoked', agentId: auth.agentId, at: now,
+        data: { public_key_sha256: sha256hex(createPublicKey(passport.public_key_pem).export({ format: 'der', type: 'spki' })) },
+      } : undefined;
+      if (!(await store.revokePassport(auth.agentId, now, onKeyEvent && event ? (trx) => onKeyEvent(trx, event) : undefined))) {
         throw new ApiError(409, 'PASSPORT_REVOKED', 'This passport is already revoked');
       }
       authCache.clear();

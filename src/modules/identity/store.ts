@@ -166,13 +166,16 @@ export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Databa
     },
 
     /** Revokes the passport and every session token derived from it, in one transaction. */
-    async revokePassport(agentId: string, now: number): Promise<boolean> {
+    /** Revokes the passport and its sessions; `also` runs in the same transaction when it was revoked now (the trust log). */
+    async revokePassport(agentId: string, now: number, also?: (trx: Transaction<Database>) => Promise<void>): Promise<boolean> {
       return db.transaction().execute(async (trx) => {
         const r = await trx.updateTable('passports').set({ revoked_at: now })
           .where('agent_id', '=', agentId).where('revoked_at', 'is', null).executeTakeFirst();
         await trx.updateTable('api_keys').set({ revoked_at: now })
           .where('agent_id', '=', agentId).where('kind', '=', 'session').where('revoked_at', 'is', null).execute();
-        return Number(r.numUpdatedRows) === 1;
+        const revoked = Number(r.numUpdatedRows) === 1;
+        if (revoked && also) await also(trx);
+        return revoked;
       });
     },
 

@@ -18,7 +18,7 @@ import { nodeReader, type TrustLogStore } from './log-store';
 export type TrustKind =
   | 'epoch.opened' | 'epoch.closed'
   | 'reputation.interaction' | 'reputation.dispute.filed' | 'reputation.dispute.decided'
-  | 'key.created' | 'key.revoked'
+  | 'key.created' | 'key.revoked' | 'passport.revoked'
   | 'vouch.given' | 'vouch.revoked';
 
 export interface TrustFact {
