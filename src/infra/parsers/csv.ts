@@ -32,7 +32,10 @@ export async function extractCsv(path: string, contentType: string, budget: Budg
   const warnings: string[] = [];
   const picked = pickEncoding(sample, contentType, warnings);
   const { bomBytes } = picked;
-  if (!/^utf-?(16|32)/i.test(picked.name) && looksBinary(sample.subarray(bomBytes, sampleBytes))) {
+  // Bytes read as UTF-8 or in a guessed charset are sniffed for binary content; a charset the file
+  // declares (Latin-1, UTF-16...) is taken at its word: a NUL there is a character, dropped later.
+  const sniffed = (picked.name === 'utf8' || picked.guessed) && !/^utf-?(16|32)/i.test(picked.name);
+  if (sniffed && looksBinary(sample.subarray(bomBytes, sampleBytes))) {
     throw corrupt(`content does not match its type: expected CSV text, found ${describeBytes(sample)}`);
   }
   const head = decodeSample(sample.subarray(bomBytes), picked);
