@@ -49,7 +49,7 @@ describe('the svc process', () => {
     expect(me.status).toBe(200);
     second.child.kill('SIGINT');
     expect(await exitOf(second.child)).toBe(0);
-  });
+  }, 90_000); // two real start-ups (each allowed 30 s by startServerProcess), as the tests below
 
   // Engine-independent (main.ts's signal handling): run once, on SQLite; PGlite takes a moment to free
   // its one connection between quick restarts.
