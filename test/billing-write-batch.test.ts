@@ -9,7 +9,7 @@ import { describe, expect, test } from 'vitest';
 import { sql } from 'kysely';
 import { credits as cr } from '../src/lib/money';
 import type { MeteredAction } from '../src/modules/billing/metering';
-import { createWriteBatcher } from '../src/modules/memory/batcher';
+import { createWriteBatcher } from '../src/infra/db/write-batcher';
 import { testEngine } from './helpers/engines';
 import { agent, startRig, type BillingRig } from './billing-support';
 

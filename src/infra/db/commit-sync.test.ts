@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { openTempSqlite, type TempSqlite } from '../../../test/helpers/temp-sqlite';
-import { createWriteBatcher } from '../../modules/memory/batcher';
+import { createWriteBatcher } from './write-batcher';
 import { createMemoryStore, type NewVersion } from '../../modules/memory/store';
 import { createBatcher } from '../../modules/billing/batcher';
 import { createCommitSync } from './commit-sync';

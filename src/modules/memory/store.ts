@@ -8,7 +8,7 @@ import type { DatabaseHandle } from '../../infra/db/database';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { MemoryHeadsTable } from '../../infra/db/tables/memory';
-import { createWriteBatcher } from './batcher';
+import { createWriteBatcher } from '../../infra/db/write-batcher';
 import { prepared, preparedWrite } from '../../infra/db/prepared';
 import { createReadCache } from './read-cache';
 import { utcMonth } from '../../lib/utc';

@@ -16,9 +16,9 @@
  * to its savepoint takes its share with it).
  */
 import { sql, type Transaction } from 'kysely';
-import type { Database } from '../../infra/db/schema';
-import type { CommitSync } from '../../infra/db/commit-sync';
-import { withScope } from '../../infra/db/trx-scope';
+import type { Database } from './schema';
+import type { CommitSync } from './commit-sync';
+import { withScope } from './trx-scope';
 
 interface Job<T> {
   key: string;
