@@ -14,7 +14,7 @@
  * `maxValueBytes` are not cached, and the cache holds at most `maxEntries` entries and `maxBytes`
  * of values (oldest filled first out).
  */
-import type { Counters, EntryRow } from './store';
+import type { Counters, EntryRow } from './rows';
 
 export interface CachedRead {
   entry: EntryRow;

@@ -16,27 +16,8 @@ import { utcMonth } from '../../lib/utc';
 export type Db = Kysely<Database>;
 export type Trx = Transaction<Database>;
 
-export interface EntryRow {
-  key: string;
-  version: number;
-  value: string;
-  size_bytes: number;
-  importance: string;
-  source: string | null;
-  confidence: number;
-  derived_start: number | null;
-  derived_end: number | null;
-  expires_at: number | null;
-  created_at: number;
-  updated_at: number;
-}
-
-export interface Counters {
-  writes: number;
-  searches: number;
-  /** Bytes of latest values that are live and unexpired at `now`. */
-  storageBytes: number;
-}
+export type { Counters, EntryRow } from './rows';
+import type { Counters, EntryRow } from './rows';
 
 export interface NewVersion {
   agentId: string;
