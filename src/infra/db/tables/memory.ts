@@ -102,6 +102,24 @@ export interface VectorOutboxTable {
   not_before: number | null;
 }
 
+/** One indexed text per (collection, owner, item) of the lexical index (src/infra/lexical); `doc_len` in terms. */
+export interface LexicalDocsTable {
+  id: number; // also the rowid of the SQLite FTS5 table lexical_fts
+  collection: string;
+  owner_id: string;
+  item_id: string;
+  doc_len: number;
+  // PostgreSQL only: tsv tsvector (written with raw SQL).
+}
+
+/** Per (collection, owner): indexed items and their total terms (BM25's N and average length). */
+export interface LexicalStatsTable {
+  collection: string;
+  owner_id: string;
+  docs: number;
+  tokens: number;
+}
+
 export interface MemoryTables {
   memory_versions: MemoryVersionsTable;
   memory_heads: MemoryHeadsTable;
@@ -111,4 +129,6 @@ export interface MemoryTables {
   commons_vouches: CommonsVouchesTable;
   vector_items: VectorItemsTable;
   vector_outbox: VectorOutboxTable;
+  lexical_docs: LexicalDocsTable;
+  lexical_stats: LexicalStatsTable;
 }

@@ -1,0 +1,224 @@
+/**
+ * Lexical (full-text) index shared by memory, commons and blob search: BM25 over the terms of
+ * `tokenize()` (tokens.ts), scoped by (collection, owner), written in the item's own transaction so
+ * a search right after a write finds it by its words. Design and measurements: docs/memory.md,
+ * "Hybrid search".
+ *
+ * - Every term is stored prefixed with an 8-character tag of (collection, owner), so the engine's
+ *   posting list of a term holds one owner's items only: a query reads nothing of other owners.
+ * - SQLite: a contentless FTS5 table (`lexical_fts`, rowid = lexical_docs.id) ranked by FTS5's
+ *   built-in bm25() (k1 = 1.2, b = 0.75). FTS5 takes N and the average length over the whole table.
+ * - PostgreSQL: a `tsvector` column written directly as lexemes with positions 1..tf (no parser, no
+ *   stemming dictionary: the same terms as on SQLite), a GIN index, and the same BM25 formula
+ *   computed here over the matching postings, with the owner's N and average length (lexical_stats).
+ *   On one owner's data the two engines rank alike (bench/retrieval: same top 10).
+ * - `match` in 0..1 is the BM25 score over the sum of the query terms' IDFs: about 1 when a document
+ *   holds every query term once at average length, less when it misses the rarer ones.
+ */
+import { createHash } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db/schema';
+import type { Queryable } from '../vectors/types';
+import { queryTerms, termCounts, tokenize } from './tokens';
+
+export { normalizeText, tokenize, queryTerms } from './tokens';
+
+export interface LexicalHit {
+  itemId: string;
+  /** BM25, higher is better. */
+  score: number;
+  /** score ÷ Σ IDF of the query's terms, capped at 1. */
+  match: number;
+}
+
+export interface LexicalIndex {
+  readonly kind: 'fts5' | 'postgres';
+  /** Indexes (or re-indexes) an item's text in the caller's transaction. */
+  put(q: Queryable, collection: string, ownerId: string, itemId: string, text: string): Promise<void>;
+  remove(q: Queryable, collection: string, ownerId: string, itemIds: string[]): Promise<void>;
+  /** Best `limit` items of this owner for the query, best first. */
+  query(collection: string, ownerId: string, text: string, limit: number): Promise<LexicalHit[]>;
+  /** Item ids of this collection and owner among `itemIds` that are indexed. */
+  indexed(collection: string, ownerId: string, itemIds: string[]): Promise<Set<string>>;
+}
+
+const K1 = 1.2;
+const B = 0.75;
+/** Distinct terms stored per item (a tsvector holds at most 1 MB). */
+const MAX_DISTINCT_TERMS = 30_000;
+const ALL = '*';
+
+export const ownerTag = (collection: string, ownerId: string) =>
+  BigInt(`0x${createHash('sha1').update(`${collection}\u001f${ownerId}`).digest('hex').slice(0, 10)}`).toString(36).padStart(8, '0').slice(-8);
+
+const idfOf = (n: number, df: number) => Math.max(1e-6, Math.log((n - df + 0.5) / (df + 0.5)));
+
+function countsOf(text: string) {
+  const tokens = tokenize(text);
+  const counts = termCounts(tokens);
+  if (counts.size > MAX_DISTINCT_TERMS) {
+    const keep = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, MAX_DISTINCT_TERMS);
+    return { length: tokens.length, counts: new Map(keep) };
+  }
+  return { length: tokens.length, counts };
+}
+
+async function bumpStats(q: Queryable, collection: string, ownerId: string, docs: number, tokens: number) {
+  if (docs === 0 && tokens === 0) return;
+  await q.insertInto('lexical_stats').values({ collection, owner_id: ownerId, docs, tokens })
+    .onConflict((oc) => oc.columns(['collection', 'owner_id']).doUpdateSet({
+      docs: sql`lexical_stats.docs + ${docs}`, tokens: sql`lexical_stats.tokens + ${tokens}`,
+    })).execute();
+}
+
+async function statsOf(db: Queryable, collection: string, ownerId: string) {
+  const r = await db.selectFrom('lexical_stats').select(['docs', 'tokens'])
+    .where('collection', '=', collection).where('owner_id', '=', ownerId).executeTakeFirst();
+  return { docs: Number(r?.docs ?? 0), tokens: Number(r?.tokens ?? 0) };
+}
+
+abstract class BaseLexical {
+  constructor(protected readonly db: Kysely<Database>) {}
+  protected abstract writeTerms(q: Queryable, id: number, tag: string, counts: Map<string, number>, existed: boolean): Promise<void>;
+  protected abstract dropTerms(q: Queryable, ids: number[]): Promise<void>;
+  /** Also counted under ('*', '*') (SQLite: FTS5's own N is over the whole table). */
+  protected abstract readonly globalStats: boolean;
+
+  async put(q: Queryable, collection: string, ownerId: string, itemId: string, text: string): Promise<void> {
+    const { length, counts } = countsOf(text);
+    const prev = await q.selectFrom('lexical_docs').select(['id', 'doc_len'])
+      .where('collection', '=', collection).where('owner_id', '=', ownerId).where('item_id', '=', itemId).executeTakeFirst();
+    let id: number;
+    if (prev) {
+      id = Number(prev.id);
+      await q.updateTable('lexical_docs').set({ doc_len: length }).where('id', '=', id).execute();
+    } else {
+      const row = await q.insertInto('lexical_docs').values({ collection, owner_id: ownerId, item_id: itemId, doc_len: length } as never)
+        .returning('id').executeTakeFirstOrThrow();
+      id = Number(row.id);
+    }
+    await this.writeTerms(q, id, ownerTag(collection, ownerId), counts, prev !== undefined);
+    const docs = prev ? 0 : 1;
+    const tokens = length - (prev ? Number(prev.doc_len) : 0);
+    await bumpStats(q, collection, ownerId, docs, tokens);
+    if (this.globalStats) await bumpStats(q, ALL, ALL, docs, tokens);
+  }
+
+  async remove(q: Queryable, collection: string, ownerId: string, itemIds: string[]): Promise<void> {
+    if (itemIds.length === 0) return;
+    const rows = await q.selectFrom('lexical_docs').select(['id', 'doc_len'])
+      .where('collection', '=', collection).where('owner_id', '=', ownerId).where('item_id', 'in', itemIds).execute();
+    if (rows.length === 0) return;
+    const ids = rows.map((r) => Number(r.id));
+    await this.dropTerms(q, ids);
+    await q.deleteFrom('lexical_docs').where('id', 'in', ids).execute();
+    const tokens = rows.reduce((s, r) => s + Number(r.doc_len), 0);
+    await bumpStats(q, collection, ownerId, -rows.length, -tokens);
+    if (this.globalStats) await bumpStats(q, ALL, ALL, -rows.length, -tokens);
+  }
+
+  async indexed(collection: string, ownerId: string, itemIds: string[]): Promise<Set<string>> {
+    if (itemIds.length === 0) return new Set();
+    const rows = await this.db.selectFrom('lexical_docs').select('item_id')
+      .where('collection', '=', collection).where('owner_id', '=', ownerId).where('item_id', 'in', itemIds).execute();
+    return new Set(rows.map((r) => r.item_id));
+  }
+}
+
+class Fts5Lexical extends BaseLexical implements LexicalIndex {
+  readonly kind = 'fts5' as const;
+  protected readonly globalStats = true;
+
+  protected async writeTerms(q: Queryable, id: number, tag: string, counts: Map<string, number>, existed: boolean) {
+    if (existed) await sql`delete from lexical_fts where rowid = ${id}`.execute(q);
+    let text = '';
+    for (const [term, n] of counts) {
+      const t = `${tag}${term} `;
+      text += n === 1 ? t : t.repeat(n);
+    }
+    await sql`insert into lexical_fts(rowid, terms) values (${id}, ${text})`.execute(q);
+  }
+
+  protected async dropTerms(q: Queryable, ids: number[]) {
+    await sql`delete from lexical_fts where rowid in (${sql.join(ids)})`.execute(q);
+  }
+
+  async query(collection: string, ownerId: string, text: string, limit: number): Promise<LexicalHit[]> {
+    const terms = queryTerms(text);
+    if (terms.length === 0) return [];
+    const tag = ownerTag(collection, ownerId);
+    const tagged = terms.map((t) => `${tag}${t}`);
+    const match = tagged.map((t) => `"${t}"`).join(' OR ');
+    const [hits, dfs, all] = await Promise.all([
+      sql<{ item_id: string; score: number }>`
+        select d.item_id, -f.s as score from (
+          select rowid, bm25(lexical_fts) as s from lexical_fts where lexical_fts match ${match} order by s limit ${limit}
+        ) f join lexical_docs d on d.id = f.rowid
+        where d.collection = ${collection} and d.owner_id = ${ownerId} order by f.s`.execute(this.db),
+      sql<{ term: string; doc: number }>`select term, doc from lexical_fts_terms where term in (${sql.join(tagged)})`.execute(this.db),
+      statsOf(this.db, ALL, ALL),
+    ]);
+    const df = new Map(dfs.rows.map((r) => [r.term, Number(r.doc)]));
+    const norm = tagged.reduce((s, t) => s + idfOf(all.docs, df.get(t) ?? 0), 0);
+    return hits.rows.map((r) => ({ itemId: r.item_id, score: Number(r.score), match: norm > 0 ? Math.min(1, Number(r.score) / norm) : 0 }));
+  }
+}
+
+class PgLexical extends BaseLexical implements LexicalIndex {
+  readonly kind = 'postgres' as const;
+  protected readonly globalStats = false;
+
+  protected async writeTerms(q: Queryable, id: number, tag: string, counts: Map<string, number>) {
+    const parts: string[] = [];
+    for (const [term, n] of counts) {
+      const positions = Array.from({ length: Math.min(n, 255) }, (_, i) => i + 1).join(',');
+      parts.push(`'${tag}${term}':${positions}`);
+    }
+    await sql`update lexical_docs set tsv = ${parts.join(' ')}::tsvector where id = ${id}`.execute(q);
+  }
+
+  protected async dropTerms() {
+    // The tsvector goes with its row.
+  }
+
+  async query(collection: string, ownerId: string, text: string, limit: number): Promise<LexicalHit[]> {
+    const terms = queryTerms(text);
+    if (terms.length === 0) return [];
+    const tag = ownerTag(collection, ownerId);
+    const tagged = terms.map((t) => `${tag}${t}`);
+    const tsquery = tagged.map((t) => `'${t}'`).join(' | ');
+    const [postings, st] = await Promise.all([
+      sql<{ item_id: string; doc_len: number; lexeme: string; tf: number }>`
+        select d.item_id, d.doc_len, u.lexeme, cardinality(u.positions) as tf
+        from lexical_docs d cross join lateral unnest(d.tsv) u
+        where d.collection = ${collection} and d.owner_id = ${ownerId} and d.tsv @@ ${tsquery}::tsquery
+          and u.lexeme = any(${tagged}::text[])`.execute(this.db),
+      statsOf(this.db, collection, ownerId),
+    ]);
+    return rankBm25(postings.rows, tagged, st.docs, st.docs > 0 ? st.tokens / st.docs : 1, limit);
+  }
+}
+
+/** BM25 as FTS5 computes it, over postings (item, length, term, tf). Exported for tests. */
+export function rankBm25(
+  postings: { item_id: string; doc_len: number; lexeme: string; tf: number }[], terms: string[], n: number, avgdl: number, limit: number,
+): LexicalHit[] {
+  const df = new Map<string, number>();
+  for (const p of postings) df.set(p.lexeme, (df.get(p.lexeme) ?? 0) + 1);
+  const idf = new Map(terms.map((t) => [t, idfOf(n, df.get(t) ?? 0)]));
+  const scores = new Map<string, number>();
+  for (const p of postings) {
+    const tf = Number(p.tf);
+    const s = idf.get(p.lexeme)! * (tf * (K1 + 1)) / (tf + K1 * (1 - B + B * Number(p.doc_len) / avgdl));
+    scores.set(p.item_id, (scores.get(p.item_id) ?? 0) + s);
+  }
+  const norm = terms.reduce((s, t) => s + idf.get(t)!, 0);
+  return [...scores.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, limit)
+    .map(([itemId, score]) => ({ itemId, score, match: norm > 0 ? Math.min(1, score / norm) : 0 }));
+}
+
+export function createLexicalIndex(database: { engine: 'sqlite' | 'postgres'; db: Kysely<Database> }): LexicalIndex {
+  return database.engine === 'postgres' ? new PgLexical(database.db) : new Fts5Lexical(database.db);
+}

@@ -1,0 +1,113 @@
+import { afterAll, describe, expect, test } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../test/helpers/engines';
+import { openDatabase, type DatabaseHandle } from '../db/database';
+import { migrateToLatest } from '../db/migrate';
+import { createLexicalIndex, rankBm25, type LexicalIndex } from '.';
+import { normalizeText, queryTerms, tokenize } from './tokens';
+
+/** The same contract on FTS5 (SQLite), PGlite and the PostgreSQL server, and the same ranking. */
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+async function open(engine: 'sqlite' | 'postgres', serverUrl?: string): Promise<DatabaseHandle> {
+  const saved = { e: process.env.SVC_TEST_ENGINE, pg: process.env.SVC_TEST_PG };
+  process.env.SVC_TEST_ENGINE = engine;
+  if (serverUrl) process.env.SVC_TEST_PG = serverUrl;
+  else delete process.env.SVC_TEST_PG;
+  let tdb: TestDatabase;
+  try {
+    tdb = await createTestDatabase();
+  } finally {
+    process.env.SVC_TEST_ENGINE = saved.e;
+    if (saved.pg === undefined) delete process.env.SVC_TEST_PG;
+    else process.env.SVC_TEST_PG = saved.pg;
+  }
+  const h = openDatabase({ databaseUrl: tdb.env.DATABASE_URL, dataDir: tdb.dataDir, poolMax: 1 });
+  cleanups.push(async () => { await h.close(); await tdb.close(); });
+  await migrateToLatest(h.db);
+  return h;
+}
+
+describe('tokenize', () => {
+  test('case, accents, full-width letters, identifiers, CJK, stop words, plurals', () => {
+    expect(normalizeText('ÉCOLE Ｃａｆé')).toBe('ecole cafe');
+    expect(tokenize('The BACKUPS run Nightly')).toEqual(['backup', 'run', 'nightly']);
+    expect(tokenize('getUserById')).toEqual(['getuserbyid', 'get', 'user', 'id']);
+    expect(tokenize('user.prefs:editor_theme')).toEqual(['userprefseditortheme', 'user', 'pref', 'editor', 'theme']);
+    expect(tokenize('東京都')).toEqual(['東京', '京都']);
+    expect(tokenize('Straße Ärger')).toEqual(['strasse', 'arger']);
+    expect(tokenize('नमस्ते')).toEqual(['नमस्ते']); // Devanagari vowel signs are kept
+    expect(tokenize('testing stopped string during')).toEqual(['test', 'stop', 'string', 'during']);
+    expect(queryTerms('WHAT is THE Backup Backups')).toEqual(['backup']);
+  });
+});
+
+const PG_SERVER = process.env.SVC_TEST_PG_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const cases: [string, () => Promise<DatabaseHandle>][] = [
+  ['SQLite FTS5', () => open('sqlite')],
+  ['PGlite', () => open('postgres')],
+];
+if (process.env.SVC_TEST_PG_SERVER !== 'off') cases.push(['PostgreSQL server', () => open('postgres', PG_SERVER)]);
+
+const DOCS: [string, string][] = [
+  ['d1', 'nightly backups of the postgres database run at 02:00 with restic'],
+  ['d2', 'the dog is afraid of thunderstorms'],
+  ['d3', 'Backup retention: keep thirty daily snapshots; backup alerts go to the on-call channel'],
+  ['d4', 'Flight to Lisbon departs Tuesday'],
+  ['d5', 'database migrations are applied with kysely at start'],
+];
+
+const rankings: Record<string, string[]> = {};
+
+describe.each(cases)('%s', (name, make) => {
+  let lex: LexicalIndex;
+  let h: DatabaseHandle;
+  test('indexes in the caller\'s transaction; upper-case queries find lower-case text; scoped by owner', async () => {
+    h = await make();
+    lex = createLexicalIndex(h);
+    await h.db.transaction().execute(async (trx) => {
+      for (const [id, text] of DOCS) await lex.put(trx, 'c', 'alice', id, text);
+      await lex.put(trx, 'c', 'bob', 'b1', 'BACKUP plans of bob');
+    });
+    const hits = await lex.query('c', 'alice', 'DATABASE BACKUPS', 10);
+    expect(hits.map((x) => x.itemId).slice(0, 2)).toEqual(['d1', expect.stringMatching(/d3|d5/)]);
+    expect(hits.map((x) => x.itemId).sort()).toEqual(['d1', 'd3', 'd5']);
+    rankings[name] = hits.map((x) => x.itemId);
+    expect(hits[0].match).toBeGreaterThan(0.5);
+    expect(hits[0].match).toBeLessThanOrEqual(1);
+    expect((await lex.query('c', 'bob', 'backup', 10)).map((x) => x.itemId)).toEqual(['b1']);
+    expect(await lex.query('c', 'carol', 'backup', 10)).toEqual([]);
+    expect(await lex.query('other', 'alice', 'backup', 10)).toEqual([]);
+    expect(await lex.query('c', 'alice', 'the of', 10)).toEqual([]); // only stop words
+  }, 180_000);
+
+  test('a re-indexed item matches its new words only; a removed one matches nothing', async () => {
+    await h.db.transaction().execute((trx) => lex.put(trx, 'c', 'alice', 'd2', 'the cat sleeps on the keyboard'));
+    expect(await lex.query('c', 'alice', 'thunderstorms', 10)).toEqual([]);
+    expect((await lex.query('c', 'alice', 'keyboard', 10)).map((x) => x.itemId)).toEqual(['d2']);
+    await h.db.transaction().execute((trx) => lex.remove(trx, 'c', 'alice', ['d2', 'd4']));
+    expect(await lex.query('c', 'alice', 'keyboard lisbon', 10)).toEqual([]);
+    expect(await lex.indexed('c', 'alice', ['d1', 'd2', 'd3'])).toEqual(new Set(['d1', 'd3']));
+    const st = await h.db.selectFrom('lexical_stats').select(['docs']).where('collection', '=', 'c').where('owner_id', '=', 'alice').executeTakeFirstOrThrow();
+    expect(Number(st.docs)).toBe(3);
+  });
+});
+
+test('both engines rank the same data alike', () => {
+  const names = Object.keys(rankings);
+  expect(names.length).toBeGreaterThanOrEqual(2);
+  for (const n of names) expect(rankings[n]).toEqual(rankings[names[0]]);
+});
+
+test('rankBm25 is FTS5\'s formula', () => {
+  // FTS5 on the same three documents: apple apple apple pear / apple pear plum plum / kiwi → 0.6422 for the second.
+  const postings = [
+    { item_id: '1', doc_len: 4, lexeme: 'apple', tf: 3 }, { item_id: '2', doc_len: 4, lexeme: 'apple', tf: 1 },
+    { item_id: '2', doc_len: 4, lexeme: 'plum', tf: 2 },
+  ];
+  const hits = rankBm25(postings, ['apple', 'plum'], 3, 3, 10);
+  expect(hits[0].itemId).toBe('2');
+  expect(hits[0].score).toBeCloseTo(0.6421816641629599, 12);
+});

@@ -1,0 +1,134 @@
+/**
+ * Text normalisation and tokenisation shared by the lexical index (both engines) and the text given
+ * to the embedding model. One function for documents and queries, so a query term always meets the
+ * same term in a document:
+ *
+ * - Unicode NFKC (full-width letters, ligatures, compatibility forms → their plain form), then
+ *   locale-free lower case (`ÉCOLE` → `école`; `ß` → `ss`);
+ * - accents dropped from Latin, Greek and Cyrillic letters (`café` = `cafe`, `Ångström` =
+ *   `angstrom`); marks of other scripts (Devanagari vowel signs, Hebrew points) are kept, since
+ *   there they are part of the letter;
+ * - a token is a run of letters, digits and marks; everything else separates (so `db-1.internal`
+ *   gives `db`, `1`, `internal`);
+ * - identifiers are split as a person reads them and kept whole as well: `getUserById` gives
+ *   `getuserbyid`, `get`, `user`, `by`, `id`; `editor_theme` and `user.prefs` give their parts and
+ *   `editortheme`, `userprefs` (a query spelling the identifier either way meets it);
+ * - Han, Hiragana, Katakana and Hangul runs (written without spaces) give overlapping character
+ *   pairs (`東京都` → `東京`, `京都`);
+ * - a small list of English function words is dropped (they match nearly everything and cost
+ *   scan time), tokens are cut at 64 characters, and a text gives at most MAX_TOKENS tokens;
+ * - words are stemmed with a light English suffix rule set (plural `-s`/`-es`/`-ies`, `-ing`,
+ *   `-ed`), applied the same way to queries, so `backups` meets `backup`.
+ */
+
+/** Tokens kept per text: bounds the work of indexing a 512 KB value (≈ 80,000 words). */
+export const MAX_TOKENS = 100_000;
+const MAX_TOKEN_CHARS = 64;
+
+const STOP = new Set(
+  ('a an and are as at be been but by can could did do does for from had has have how i if in into is it its me my of on or our '
+    + 'shall should so than that the their them then there these they this those to us was we were what when where which who whom why '
+    + 'will with would you your').split(' '),
+);
+
+const ACCENTED_SCRIPT = /[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}]/u;
+const RUN = /[\p{L}\p{N}\p{M}]+/gu;
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+const CJK_RUNS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+|[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
+
+/** NFKC, lower case, accents of Latin/Greek/Cyrillic letters dropped. The form embedded and indexed. */
+export function normalizeText(text: string): string {
+  const folded = text.normalize('NFKC').toLowerCase().replace(/ß/g, 'ss');
+  // Fast path: plain ASCII has nothing to fold.
+  // eslint-disable-next-line no-control-regex
+  if (/^[\u0000-\u007f]*$/.test(folded)) return folded;
+  const decomposed = folded.normalize('NFD');
+  let out = '';
+  let prevAccentable = false;
+  for (const ch of decomposed) {
+    if (/\p{M}/u.test(ch)) {
+      if (!prevAccentable) out += ch;
+      continue;
+    }
+    prevAccentable = ACCENTED_SCRIPT.test(ch);
+    out += ch;
+  }
+  return out.normalize('NFC');
+}
+
+/** Light English suffix stripping (the same for documents and queries). */
+export function stem(w: string): string {
+  if (w.length <= 3 || !/^[a-z]+$/.test(w)) return w;
+  if (w.endsWith('ies') && w.length > 4) return `${w.slice(0, -3)}y`;
+  if (w.endsWith('sses')) return w.slice(0, -2);
+  if (/(ches|shes|xes|zes)$/.test(w)) return w.slice(0, -2);
+  if (w.endsWith('s') && !/(ss|us|is)$/.test(w)) w = w.slice(0, -1);
+  if (w.length >= 7 && w.endsWith('ing')) return undouble(w.slice(0, -3));
+  if (w.length >= 6 && w.endsWith('ed') && !w.endsWith('eed')) return undouble(w.slice(0, -2));
+  return w;
+}
+const undouble = (w: string) => (/([bdfgmnprt])\1$/.test(w) ? w.slice(0, -1) : w);
+
+/** Splits an identifier-like run at camelCase and letter/digit boundaries (on the original case). */
+function identifierParts(run: string): string[] {
+  return run
+    .replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2')
+    .replace(/(\p{Lu}+)(\p{Lu}\p{Ll})/gu, '$1 $2')
+    .replace(/(\p{L})(\p{N})/gu, '$1 $2')
+    .replace(/(\p{N})(\p{L})/gu, '$1 $2')
+    .split(' ')
+    .filter(Boolean);
+}
+
+function push(out: string[], raw: string): void {
+  const t = raw.length > MAX_TOKEN_CHARS ? raw.slice(0, MAX_TOKEN_CHARS) : raw;
+  if (STOP.has(t)) return;
+  out.push(stem(t));
+}
+
+/** The terms of a text, in order, repeated as often as they occur (term frequency counts). */
+export function tokenize(text: string, max = MAX_TOKENS): string[] {
+  const out: string[] = [];
+  // Identifiers joined by . _ : - / (user.prefs, editor_theme) also count as one word.
+  const source = text.normalize('NFKC');
+  for (const m of source.matchAll(/[\p{L}\p{N}\p{M}]+(?:[._:/-][\p{L}\p{N}\p{M}]+)*/gu)) {
+    if (out.length >= max) break;
+    const chunk = m[0];
+    const pieces = chunk.match(RUN) ?? [];
+    if (pieces.length > 1 && pieces.length <= 8) {
+      const joined = normalizeText(pieces.join(''));
+      if (!CJK.test(joined) && joined.length <= MAX_TOKEN_CHARS) push(out, joined);
+    }
+    for (const piece of pieces) {
+      const parts = identifierParts(piece);
+      const lower = normalizeText(piece);
+      if (CJK.test(lower)) {
+        for (const seg of lower.match(CJK_RUNS) ?? []) {
+          if (!CJK.test(seg)) {
+            for (const w of seg.match(RUN) ?? []) push(out, w);
+            continue;
+          }
+          const chars = [...seg];
+          if (chars.length === 1) out.push(chars[0]);
+          for (let i = 0; i + 1 < chars.length; i++) out.push(chars[i] + chars[i + 1]);
+        }
+        continue;
+      }
+      push(out, lower);
+      if (parts.length > 1) for (const p of parts) push(out, normalizeText(p));
+    }
+  }
+  return out.length > max ? out.slice(0, max) : out;
+}
+
+/** Distinct terms of a query, in first-seen order (at most `max`). */
+export function queryTerms(text: string, max = 32): string[] {
+  return [...new Set(tokenize(text))].slice(0, max);
+}
+
+/** Term → count. */
+export function termCounts(tokens: string[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const t of tokens) m.set(t, (m.get(t) ?? 0) + 1);
+  return m;
+}
