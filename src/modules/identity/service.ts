@@ -1,6 +1,6 @@
 import { createPublicKey } from 'node:crypto';
 import { ApiError } from '../../http/errors';
-import type { AuthContext, KeyKind } from '../../http/route-config';
+import type { AuthContext } from '../../http/route-config';
 import type { CommunityStats } from '../../http/envelope';
 import { iso, type Clock } from '../../lib/clock';
 import { generateEd25519, KeyFormatError, parseEd25519PublicKey, publicKeyPem, verifyEd25519 } from '../../lib/ed25519';
@@ -12,18 +12,15 @@ import { isBlank } from '../../lib/text';
 import { isUniqueViolation } from '../../infra/db/dialect';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
+import { createKeys, issueToken, SESSION_TTL_SECONDS, type KeyEvent, type KeyEventSink } from './keys';
 import { publicPassport, verifiedCapabilities } from './passport-view';
 import type { IdentityStore, NewAgent } from './store';
 import { affiliationOf, externalUrlProblem } from './validation';
 
-export const API_KEY_PREFIX = 'svc_';
-export const SESSION_PREFIX = 'svc_session_';
-export const SESSION_TTL_SECONDS = 3600;
+export {
+  API_KEY_PREFIX, LISTED_INACTIVE_KEYS, MAX_ACTIVE_SCOPED_KEYS, SESSION_PREFIX, SESSION_TTL_SECONDS, type KeyEvent,
+} from './keys';
 export const OWNER_RECOVERY_COVENANT = 'owner-recovery-key';
-/** Active scoped keys one agent may hold. */
-export const MAX_ACTIVE_SCOPED_KEYS = 50;
-/** Revoked or expired scoped keys GET /v1/me/keys lists besides the active ones (the newest). */
-export const LISTED_INACTIVE_KEYS = 50;
 
 export interface RegisterInput {
   agent_name: string;
@@ -51,27 +48,13 @@ export interface IdentityDeps {
   /** The trust layer's levels function (src/modules/trust/levels.ts); without it every agent is at floor. */
   trustLevels?: LevelsReader;
   /** Records a scoped key's creation or revocation (the trust log), in that change's transaction. */
-  onKeyEvent?: (trx: Transaction<Database>, event: KeyEvent) => Promise<void>;
+  onKeyEvent?: KeyEventSink;
 }
 
 /** Trust levels of an agent, from the trust layer (identity states what it knows of the agent). */
 export type LevelsReader = (
   agent: { agentId: string; status: string; frozen: number; createdAt: number }, opts?: { ephemeral?: boolean },
 ) => Promise<string[]>;
-
-/** A scoped key created or revoked, or the passport revoked; `data` carries no secret. */
-export type KeyEvent = {
-  kind: 'key.created' | 'key.revoked';
-  agentId: string;
-  at: number;
-  data: { key_id: string; scopes: string[]; label: string | null; expires_at: string | null };
-} | {
-  kind: 'passport.revoked';
-  agentId: string;
-  at: number;
-  /** SHA-256 (hex) of the revoked key's SPKI bytes. */
-  data: { public_key_sha256: string };
-};
 
 /** A passport's skill_vouches per listed skill (the directory module's vouches). */
 export type SkillVouchesReader = (agentId: string, skills: string[]) => Promise<Record<string, { count: number; raw_count: number; weighted_count: number }>>;
@@ -86,7 +69,7 @@ export const MAX_OPEN_CHALLENGES = 20;
 
 export function createIdentityService(deps: IdentityDeps) {
   const { store, clock } = deps;
-  const authCache = createAuthCache(deps.authCacheMs ?? 0);
+  const keys = createKeys({ store, clock, authCacheMs: deps.authCacheMs, onKeyEvent: deps.onKeyEvent });
   let reputationOf: ReputationReader | undefined;
   const levelsOf: LevelsReader = deps.trustLevels ?? (async () => ['floor']);
   const levelsOfAgent = (a: { agent_id: string; status: string; frozen: number; created_at: number }, ephemeral = false) =>
@@ -115,19 +98,9 @@ export function createIdentityService(deps: IdentityDeps) {
     return { referrer_agent_id: referrer.agent_id, status: 'deferred', reason: null };
   }
 
-  function issueToken(agentId: string, kind: KeyKind, ttlSeconds?: number) {
-    const token = (kind === 'session' ? SESSION_PREFIX : API_KEY_PREFIX) + randomToken(32);
-    const now = clock.now();
-    return {
-      token,
-      row: {
-        key_hash: sha256hex(token), agent_id: agentId, kind, scopes: '[]', label: null,
-        created_at: now, expires_at: ttlSeconds ? now + ttlSeconds * 1000 : null, revoked_at: null, key_id: null,
-      },
-    };
-  }
-
   return {
+    ...keys,
+
     async register(input: RegisterInput) {
       if (input.agree_to_terms !== true) {
         throw new ApiError(422, 'TERMS_NOT_ACCEPTED', 'agree_to_terms must be true to register');
@@ -160,7 +133,7 @@ export function createIdentityService(deps: IdentityDeps) {
 
       const now = clock.now();
       const agentId = newId();
-      const root = issueToken(agentId, 'root');
+      const root = issueToken(clock, agentId, 'root');
       const referral = await referralFor(input);
       const recoveryFingerprint = recoveryPem
         ? sha256hex(createPublicKey(recoveryPem).export({ format: 'der', type: 'spki' }))
@@ -217,34 +190,10 @@ export function createIdentityService(deps: IdentityDeps) {
       };
     },
 
-    async authenticate(token: string): Promise<AuthContext | undefined> {
-      if (!token.startsWith(API_KEY_PREFIX) || token.length > 200) return undefined;
-      const now = clock.now();
-      // Keyed by the token itself (it is in this request's memory anyway): a hit costs no hashing.
-      const hit = authCache.get(token, now);
-      if (hit) return hit.expiresAt !== null && hit.expiresAt <= now ? undefined : hit.ctx;
-      // A revocation or tier change that clears the cache while this lookup is out must not see the
-      // row read before it cached afterwards: the answer is cached only if no clear came between.
-      const generation = authCache.generation();
-      const row = await store.lookupKey(sha256hex(token));
-      if (!row || row.status !== 'active') return undefined;
-      if (row.expires_at !== null && row.expires_at <= now) return undefined;
-      if (row.kind === 'session' && row.passport_revoked_at !== null) return undefined;
-      const ctx: AuthContext = {
-        agentId: row.agent_id,
-        keyKind: row.kind as KeyKind,
-        scopes: JSON.parse(row.scopes) as string[],
-        tier: row.tier,
-        createdAt: row.agent_created_at,
-      };
-      authCache.set(token, { ctx, expiresAt: row.expires_at }, now, generation);
-      return ctx;
-    },
-
     /** Billing moves an agent between tiers (credit purchases); cached token lookups pick it up. */
     async setTier(agentId: string, tier: string) {
       await store.updateTier(agentId, tier, clock.now());
-      authCache.clear();
+      keys.forgetCachedTokens();
     },
 
     async getAgent(agentId: string) {
@@ -384,7 +333,7 @@ export function createIdentityService(deps: IdentityDeps) {
       if (!verifyEd25519(passport.public_key_pem, Buffer.from(payload, 'utf8'), input.signature)) {
         throw new ApiError(401, 'PASSPORT_SIGNATURE_INVALID', 'The signature does not verify against this agent\'s passport key over sign_payload');
       }
-      const session = issueToken(id, 'session', SESSION_TTL_SECONDS);
+      const session = issueToken(clock, id, 'session', SESSION_TTL_SECONDS);
       await store.insertKey(session.row);
       return {
         status: 'success',
@@ -396,11 +345,6 @@ export function createIdentityService(deps: IdentityDeps) {
       };
     },
 
-    /**
-     * POST /v1/me/passport/revoke (root): the passport stops verifying challenges and every
-     * session token derived from it stops working. The root API key keeps working so the owner can
-     * still reach the account. Revoking twice is refused with PASSPORT_REVOKED.
-     */
     /** POST /v1/agents/passport/description: what is sent replaces the stored value; the public passport after it. */
     async describe(auth: AuthContext, input: { bio?: string | null; skills?: string[]; listed?: boolean; reputation_sub_signal_visibility?: string }) {
       const patch = {
@@ -415,54 +359,6 @@ export function createIdentityService(deps: IdentityDeps) {
       return { status: 'success', passport: await this.publicPassport(auth.agentId), agent_card_url: `${deps.baseUrl}/v1/agents/${auth.agentId}/agent-card` };
     },
 
-    /** POST /v1/me/keys (root): a key limited to `scopes`; the secret is in this answer only, its SHA-256 is stored. */
-    async createScopedKey(auth: AuthContext, input: { scopes: string[]; label?: string; expires_in?: number }) {
-      const scopes = [...new Set(input.scopes)];
-      const label = input.label === undefined || input.label.trim() === '' ? null : input.label;
-      const key = issueToken(auth.agentId, 'scoped', input.expires_in);
-      const row = { ...key.row, kind: 'scoped', scopes: JSON.stringify(scopes), label, key_id: newId() };
-      const view = scopedKeyView(row, row.created_at);
-      const event: KeyEvent = {
-        kind: 'key.created', agentId: auth.agentId, at: row.created_at,
-        data: { key_id: row.key_id, scopes, label, expires_at: view.expires_at },
-      };
-      const onKeyEvent = deps.onKeyEvent;
-      const stored = await store.insertScopedKey(row, MAX_ACTIVE_SCOPED_KEYS, row.created_at, onKeyEvent ? (trx) => onKeyEvent(trx, event) : undefined);
-      if (!stored) {
-        throw new ApiError(409, 'API_KEY_LIMIT_REACHED', `An agent holds at most ${MAX_ACTIVE_SCOPED_KEYS} active scoped keys: revoke one (DELETE /v1/me/keys/{key_id}) first`,
-          { max_active_scoped_keys: MAX_ACTIVE_SCOPED_KEYS });
-      }
-      const { active: _active, revoked_at: _revoked, ...shown } = view;
-      return { status: 'success', api_key: key.token, kind: 'scoped', ...shown };
-    },
-
-    /** GET /v1/me/keys (root): the agent's scoped keys, never their secrets. */
-    async listScopedKeys(auth: AuthContext) {
-      const now = clock.now();
-      const rows = await store.listScopedKeys(auth.agentId, now, LISTED_INACTIVE_KEYS);
-      const keys = rows.map((r) => scopedKeyView(r, now));
-      return {
-        status: 'success', keys, active_count: keys.filter((k) => k.active).length,
-        max_active: MAX_ACTIVE_SCOPED_KEYS, inactive_listed_max: LISTED_INACTIVE_KEYS,
-      };
-    },
-
-    /** DELETE /v1/me/keys/{key_id} (root): the key stops working at once (the token cache is cleared). Revoking a revoked key changes nothing. */
-    async revokeScopedKey(auth: AuthContext, keyId: string) {
-      const found = isUuid(keyId) ? await store.findScopedKey(auth.agentId, keyId.toLowerCase()) : undefined;
-      if (!found) throw new ApiError(404, 'API_KEY_NOT_FOUND', 'No scoped key with this key_id for this agent');
-      if (found.revoked_at !== null) return;
-      const now = clock.now();
-      const scopes = JSON.parse(found.scopes) as string[];
-      const event: KeyEvent = {
-        kind: 'key.revoked', agentId: auth.agentId, at: now,
-        data: { key_id: found.key_id as string, scopes, label: found.label, expires_at: found.expires_at === null ? null : iso(Number(found.expires_at)) },
-      };
-      const onKeyEvent = deps.onKeyEvent;
-      await store.revokeScopedKey(auth.agentId, found.key_id as string, now, onKeyEvent ? (trx) => onKeyEvent(trx, event) : undefined);
-      authCache.clear();
-    },
-
     /** Self-reported capabilities: text as data (NUL and lone surrogates already refused by the input guard). */
     async selfReport(auth: AuthContext, text: string | null) {
       const value = text === null || isBlank(text) ? null : text;
@@ -472,6 +368,11 @@ export function createIdentityService(deps: IdentityDeps) {
       return { status: 'success', passport: await this.publicPassport(auth.agentId) };
     },
 
+    /**
+     * POST /v1/me/passport/revoke (root): the passport stops verifying challenges and every
+     * session token derived from it stops working. The root API key keeps working so the owner can
+     * still reach the account. Revoking twice is refused with PASSPORT_REVOKED.
+     */
     async revokePassport(auth: AuthContext) {
       const now = clock.now();
       const passport = await store.findPassport(auth.agentId);
@@ -483,7 +384,7 @@ export function createIdentityService(deps: IdentityDeps) {
       if (!(await store.revokePassport(auth.agentId, now, onKeyEvent && event ? (trx) => onKeyEvent(trx, event) : undefined))) {
         throw new ApiError(409, 'PASSPORT_REVOKED', 'This passport is already revoked');
       }
-      authCache.clear();
+      keys.forgetCachedTokens();
       return { status: 'success', agent_id: auth.agentId, revoked_at: iso(now) };
     },
 
@@ -517,51 +418,3 @@ export function createIdentityService(deps: IdentityDeps) {
 }
 
 export type IdentityService = ReturnType<typeof createIdentityService>;
-
-/** A scoped key as its owner sees it: no secret, no digest. */
-function scopedKeyView(r: { key_id: string | null; scopes: string; label: string | null; created_at: number; expires_at: number | null; revoked_at: number | null }, now: number) {
-  const expiresAt = r.expires_at === null ? null : Number(r.expires_at);
-  return {
-    key_id: r.key_id as string,
-    scopes: JSON.parse(r.scopes) as string[],
-    label: r.label,
-    created_at: iso(Number(r.created_at)),
-    expires_at: expiresAt === null ? null : iso(expiresAt),
-    revoked_at: r.revoked_at === null ? null : iso(Number(r.revoked_at)),
-    active: r.revoked_at === null && (expiresAt === null || expiresAt > now),
-  };
-}
-
-/**
- * Verified token lookups, keyed by the presented token, reused for a short time so an authenticated request does not pay a
- * database read each time. Bounded; the oldest entry goes first. Only successful lookups are kept
- * (an unknown token always reads the database).
- */
-function createAuthCache(ttlMs: number, max = 10_000) {
-  const entries = new Map<string, { value: { ctx: AuthContext; expiresAt: number | null }; until: number }>();
-  /** Counts clears: a lookup started before one must not fill the cache after it. */
-  let cleared = 0;
-  return {
-    generation: () => cleared,
-    get(token: string, now: number) {
-      if (ttlMs <= 0) return undefined;
-      const e = entries.get(token);
-      if (!e) return undefined;
-      if (e.until <= now) {
-        entries.delete(token);
-        return undefined;
-      }
-      return e.value;
-    },
-    /** Caches a lookup that began at `generation`; nothing if the cache was cleared since. */
-    set(token: string, value: { ctx: AuthContext; expiresAt: number | null }, now: number, generation: number) {
-      if (ttlMs <= 0 || generation !== cleared) return;
-      if (entries.size >= max) entries.delete(entries.keys().next().value as string);
-      entries.set(token, { value, until: now + ttlMs });
-    },
-    clear() {
-      entries.clear();
-      cleared++;
-    },
-  };
-}
