@@ -155,7 +155,7 @@ try {
   try {
     const h = openDatabase({ dataDir, poolMax: 1 });
     await migrateToLatest(h.db);
-    const log = await createTrustLog({ store: createTrustLogStore(h.db, h.engine), clock: systemClock, origin: 'bench/trust-log', checkpointIntervalMs: 1000 });
+    const log = await createTrustLog({ store: createTrustLogStore(h.db, h.engine), clock: systemClock, origin: 'bench/trust-log', checkpointIntervalMs: 1000, commits: h.commits });
     const rep = createReputationStore(h.db, h.engine);
     const subjects = Array.from({ length: 200 }, () => newId());
     const t0 = performance.now();

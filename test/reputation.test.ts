@@ -237,6 +237,48 @@ describe('interaction ratings per rater per UTC day (SVC_INTERACTION_RATINGS_PER
     t.clock.set(midnight);
     expect((await h.rate(rater, c, { ref_id: 'three' })).status).toBe(201);
   });
+
+  test('ratings sent together (one shared transaction): the cap holds, a repeat answers the first, every rating is one log entry, the projections equal the replay', async () => {
+    const subject = await h.agent();
+    const raters = await Promise.all(Array.from({ length: 12 }, () => h.agent()));
+    const sizeBefore = (await t.request('GET', '/v1/trust/log/entries?start=0&end=1')).body.tree_size as number;
+    // Each rater sends three different ratings (cap 2) and one repeat of its first, all at once.
+    const sent = raters.flatMap((r) => [
+      h.rate(r, subject, { ref_id: 'a', outcome: 'approved' }),
+      h.rate(r, subject, { ref_id: 'b', outcome: 'error' }),
+      h.rate(r, subject, { ref_id: 'c', outcome: 'rejected' }),
+      h.rate(r, subject, { ref_id: 'a', outcome: 'approved' }),
+    ]);
+    const answers = await Promise.all(sent);
+    // Per rater: two ratings made (the cap); the two requests for 'a' are one rating and its repeat
+    // (201 and 200, same event) unless 'a' came after the two others (then both are over the cap).
+    for (let i = 0; i < raters.length; i++) {
+      const mine = answers.slice(i * 4, i * 4 + 4);
+      expect(mine.filter((a) => a.status === 201)).toHaveLength(2);
+      const [a, , , again] = mine;
+      const pair = [a.status, again.status].sort();
+      if (pair[0] === 429) {
+        expect(pair).toEqual([429, 429]);
+      } else {
+        expect(pair).toEqual([200, 201]);
+        expect(again.body.event_id).toBe(a.body.event_id);
+      }
+      for (const over of mine.filter((x) => x.status === 429)) expect(over.body.error_code).toBe('INTERACTION_RATE_LIMITED');
+    }
+    const created = answers.filter((a) => a.status === 201);
+    expect(new Set(created.map((a) => a.body.log_index)).size).toBe(24);
+    const log = await t.request('GET', `/v1/trust/log/entries?start=${sizeBefore}&end=${sizeBefore + 1000}`);
+    expect(log.body.tree_size).toBe(sizeBefore + 24);
+    const kinds = (log.body.entries as { entry: { kind: string; data: { event_id: string } } }[]).map((e) => e.entry);
+    expect(kinds.every((e) => e.kind === 'reputation.interaction')).toBe(true);
+    expect(new Set(kinds.map((e) => e.data.event_id))).toEqual(new Set(created.map((a) => a.body.event_id)));
+    const rep = (await h.passport(subject.agentId)).body.reputation;
+    expect(rep.event_count).toBe(24);
+    // The parity check replays the log: it rebuilds every subtree hash and the aggregates, buckets and
+    // events, and compares them with what the shared transactions stored.
+    const parity = await t.request('GET', '/admin/trust/parity-check', { headers: ADMIN });
+    expect(parity.body.ok).toBe(true);
+  });
 });
 
 describe('reputation figures against hand-computed values', () => {

@@ -48,6 +48,9 @@ export interface InteractionInput {
   subject_agent_id: string; ref_type: string; ref_id: string; outcome: Outcome; category: Category; note?: string | null;
 }
 
+/** A rating found already given inside the rating's transaction (answered once that transaction has ended). */
+class AlreadyRated extends Error {}
+
 const nextUtcDay = (now: number) => Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
 const hashOrNull = (s: string | null) => (s === null ? null : sha256hex(s));
 
@@ -129,10 +132,13 @@ export function createReputationService(deps: ReputationDeps) {
       const weight = raterWeight(rater.trustLevels);
       const note = input.note ?? null;
       try {
-        return await db.transaction().execute(async (trx) => {
+        return await log.write(async (trx) => {
           // Under the log's append lock, so the day's cap holds with several instances.
           await log.lockHeadFor(trx);
-          if (await store.ratingsSince(raterId, Math.floor(now / DAY_MS) * DAY_MS, trx) >= deps.ratingsPerDay) {
+          // The same rating sent twice at once: the second is a repeat, not a rating over the cap.
+          if (await store.findRating(raterId, subject, input.ref_type, input.ref_id, trx)) throw new AlreadyRated();
+          const dayStartMs = Math.floor(now / DAY_MS) * DAY_MS;
+          if (await store.ratingsSince(raterId, dayStartMs, deps.ratingsPerDay, trx) >= deps.ratingsPerDay) {
             const retry = Math.ceil((nextUtcDay(now) - now) / 1000);
             throw new ApiError(429, 'INTERACTION_RATE_LIMITED', `At most ${deps.ratingsPerDay} interaction ratings per rater per UTC day`,
               { limit: deps.ratingsPerDay, resets_at: iso(nextUtcDay(now)) }, { 'retry-after': String(retry) });
@@ -151,12 +157,13 @@ export function createReputationService(deps: ReputationDeps) {
           });
           row.log_index = appended.index;
           await store.insertEvent(trx, row);
+          store.countRating(raterId, dayStartMs, trx);
           await store.project(trx, ratedEvent(row), 1);
           return { created: true, event: rateView(row, appended.leafHash) };
-        });
+        }, subject);
       } catch (e) {
         // The same rating from two requests at once: the first stands and the second answers it.
-        if (!isUniqueViolation(e)) throw e;
+        if (!(e instanceof AlreadyRated) && !isUniqueViolation(e)) throw e;
         const first = await store.findRating(raterId, subject, input.ref_type, input.ref_id);
         if (!first) throw e;
         return { created: false, event: rateView(first, await store.leafHash(Number(first.log_index))) };

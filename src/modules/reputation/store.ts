@@ -2,44 +2,111 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { Engine } from '../../infra/db/dialect';
-import type { ReputationDisputesTable, ReputationEventsTable } from '../../infra/db/tables/trust';
+import { scopeOf, type ScopeSlot } from '../../infra/db/trx-scope';
+import type { ReputationAggregatesTable, ReputationDayBucketsTable, ReputationDisputesTable, ReputationEventsTable } from '../../infra/db/tables/trust';
 import { dayStart } from './model';
 import { ALL, nextAggregate, nextBucket, type RatedEvent } from './projection';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
+/** A projection row as a write batch's scope holds it: its newest value (none: no row yet) and whether the table has it. */
+interface HeldRow<T> { value: T | undefined; stored: boolean }
+
+/** What one transaction scope holds of the projections: rows by key, and ratings counted per rater and day. */
+interface HeldProjections {
+  aggregates: Map<string, HeldRow<ReputationAggregatesTable>>;
+  buckets: Map<string, HeldRow<ReputationDayBucketsTable>>;
+  ratings: Map<string, number>;
+}
+
 export function createReputationStore(db: Kysely<Database>, engine: Engine) {
-  /** Adds (1) or takes back (-1) an event in the aggregates ('all' and its category) and its day bucket. */
-  async function project(trx: Transaction<Database>, ev: RatedEvent, sign: 1 | -1): Promise<void> {
-    const categories = [ALL, ev.category];
-    let aggQ = trx.selectFrom('reputation_aggregates').selectAll()
+  async function loadAggregates(trx: Transaction<Database>, ev: RatedEvent, categories: string[]) {
+    let q = trx.selectFrom('reputation_aggregates').selectAll()
       .where('agent_id', '=', ev.subject).where('epoch', '=', ev.epoch).where('category', 'in', categories);
-    if (engine === 'postgres') aggQ = aggQ.forUpdate();
-    const rows = await aggQ.execute();
-    for (const category of categories) {
-      const row = rows.find((r) => r.category === category);
-      const next = nextAggregate(row, category, ev, sign);
-      if (row) {
-        await trx.updateTable('reputation_aggregates')
-          .set({ alpha_sum: next.alpha_sum, beta_sum: next.beta_sum, ref_at: next.ref_at, event_count: next.event_count, signal_count: next.signal_count, last_event_at: next.last_event_at })
-          .where('agent_id', '=', ev.subject).where('epoch', '=', ev.epoch).where('category', '=', category).execute();
-      } else {
-        await trx.insertInto('reputation_aggregates').values(next).execute();
+    if (engine === 'postgres') q = q.forUpdate();
+    return q.execute();
+  }
+
+  async function loadBucket(trx: Transaction<Database>, ev: RatedEvent, day: number) {
+    let q = trx.selectFrom('reputation_day_buckets').selectAll()
+      .where('agent_id', '=', ev.subject).where('epoch', '=', ev.epoch).where('category', '=', ev.category).where('day_start', '=', day);
+    if (engine === 'postgres') q = q.forUpdate();
+    return q.executeTakeFirst();
+  }
+
+  async function saveAggregate(trx: Transaction<Database>, row: HeldRow<ReputationAggregatesTable>): Promise<void> {
+    const r = row.value;
+    if (!r) return;
+    if (!row.stored) {
+      await trx.insertInto('reputation_aggregates').values(r).execute();
+      return;
+    }
+    await trx.updateTable('reputation_aggregates')
+      .set({ alpha_sum: r.alpha_sum, beta_sum: r.beta_sum, ref_at: r.ref_at, event_count: r.event_count, signal_count: r.signal_count, last_event_at: r.last_event_at })
+      .where('agent_id', '=', r.agent_id).where('epoch', '=', r.epoch).where('category', '=', r.category).execute();
+  }
+
+  async function saveBucket(trx: Transaction<Database>, row: HeldRow<ReputationDayBucketsTable>): Promise<void> {
+    const b = row.value;
+    if (!b) return;
+    if (!row.stored) {
+      await trx.insertInto('reputation_day_buckets').values(b).execute();
+      return;
+    }
+    await trx.updateTable('reputation_day_buckets')
+      .set({ approved_w: b.approved_w, approved_wt: b.approved_wt, error_w: b.error_w, error_wt: b.error_wt, rejected_w: b.rejected_w, rejected_wt: b.rejected_wt, n: b.n })
+      .where('agent_id', '=', b.agent_id).where('epoch', '=', b.epoch).where('category', '=', b.category).where('day_start', '=', b.day_start).execute();
+  }
+
+  /**
+   * In a write batch (infra/db/trx-scope.ts) the aggregates and buckets an event moves are read once
+   * and written once, when the scope ends: ratings of one subject arriving together cost one update.
+   */
+  const heldSlot: ScopeSlot<HeldProjections> = {
+    async end(trx, held) {
+      for (const row of held.aggregates.values()) await saveAggregate(trx, row);
+      for (const row of held.buckets.values()) await saveBucket(trx, row);
+    },
+    discard: () => {},
+  };
+  const heldOf = (trx: Transaction<Database>): HeldProjections | undefined => {
+    const scope = scopeOf(trx);
+    if (!scope) return undefined;
+    let held = scope.get(heldSlot);
+    if (!held) scope.set(heldSlot, (held = { aggregates: new Map(), buckets: new Map(), ratings: new Map() }));
+    return held;
+  };
+
+  /**
+   * Adds (1) or takes back (-1) an event in the aggregates ('all' and its category) and its day
+   * bucket; gives the subject's 'all' aggregate after it.
+   */
+  async function project(trx: Transaction<Database>, ev: RatedEvent, sign: 1 | -1): Promise<ReputationAggregatesTable> {
+    const held = heldOf(trx) ?? { aggregates: new Map(), buckets: new Map(), ratings: new Map() };
+    const categories = [ALL, ev.category];
+    const aggKey = (c: string) => `${ev.subject}|${ev.epoch}|${c}`;
+    const unread = categories.filter((c) => !held.aggregates.has(aggKey(c)));
+    if (unread.length) {
+      const rows = await loadAggregates(trx, ev, unread);
+      for (const c of unread) {
+        const row = rows.find((r) => r.category === c);
+        held.aggregates.set(aggKey(c), { value: row, stored: row !== undefined });
       }
     }
-    const day = dayStart(ev.at);
-    let bQ = trx.selectFrom('reputation_day_buckets').selectAll()
-      .where('agent_id', '=', ev.subject).where('epoch', '=', ev.epoch).where('category', '=', ev.category).where('day_start', '=', day);
-    if (engine === 'postgres') bQ = bQ.forUpdate();
-    const bucket = await bQ.executeTakeFirst();
-    const nb = nextBucket(bucket, ev, sign);
-    if (bucket) {
-      await trx.updateTable('reputation_day_buckets')
-        .set({ approved_w: nb.approved_w, approved_wt: nb.approved_wt, error_w: nb.error_w, error_wt: nb.error_wt, rejected_w: nb.rejected_w, rejected_wt: nb.rejected_wt, n: nb.n })
-        .where('agent_id', '=', ev.subject).where('epoch', '=', ev.epoch).where('category', '=', ev.category).where('day_start', '=', day).execute();
-    } else {
-      await trx.insertInto('reputation_day_buckets').values(nb).execute();
+    for (const c of categories) {
+      const row = held.aggregates.get(aggKey(c)) as HeldRow<ReputationAggregatesTable>;
+      row.value = nextAggregate(row.value, c, ev, sign);
     }
+    const day = dayStart(ev.at);
+    const bucketKey = `${ev.subject}|${ev.epoch}|${ev.category}|${day}`;
+    let bucket = held.buckets.get(bucketKey);
+    if (!bucket) {
+      const row = await loadBucket(trx, ev, day);
+      held.buckets.set(bucketKey, (bucket = { value: row, stored: row !== undefined }));
+    }
+    bucket.value = nextBucket(bucket.value, ev, sign);
+    if (!scopeOf(trx)) await heldSlot.end(trx, held);
+    return held.aggregates.get(aggKey(ALL))?.value as ReputationAggregatesTable;
   }
 
   return {
@@ -65,10 +132,30 @@ export function createReputationStore(db: Kysely<Database>, engine: Engine) {
       return trx.selectFrom('reputation_events').selectAll().where('event_id', '=', eventId).executeTakeFirst();
     },
 
-    async ratingsSince(rater: string, since: number, trx: Db = db): Promise<number> {
-      const row = await trx.selectFrom('reputation_events').select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('rater_agent_id', '=', rater).where('created_at', '>=', since).executeTakeFirst();
-      return Number(row?.n ?? 0);
+    /**
+     * Ratings `rater` gave since `since`, counted up to `cap` (enough to know whether the cap is
+     * reached). In a write batch the count is read once per rater and day and kept up to date with
+     * `countRating`.
+     */
+    async ratingsSince(rater: string, since: number, cap: number, trx: Transaction<Database>): Promise<number> {
+      const held = heldOf(trx);
+      const key = `${rater}|${since}`;
+      const known = held?.ratings.get(key);
+      if (known !== undefined) return known;
+      const row = await trx.selectFrom((eb) => eb.selectFrom('reputation_events').select('event_id')
+        .where('rater_agent_id', '=', rater).where('created_at', '>=', since).limit(cap).as('counted'))
+        .select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+      const n = Number(row?.n ?? 0);
+      held?.ratings.set(key, n);
+      return n;
+    },
+
+    /** A rating was written in this transaction: the scope's count of `ratingsSince` follows it. */
+    countRating(rater: string, since: number, trx: Transaction<Database>): void {
+      const held = heldOf(trx);
+      const key = `${rater}|${since}`;
+      const known = held?.ratings.get(key);
+      if (held && known !== undefined) held.ratings.set(key, known + 1);
     },
 
     aggregates(agent: string, epoch: number) {

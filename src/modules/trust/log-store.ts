@@ -38,10 +38,14 @@ export function createTrustLogStore(db: Kysely<Database>, engine: Engine) {
       return Number(row.size);
     },
 
-    async writeAppend(trx: Transaction<Database>, entry: TrustLogEntriesTable, nodes: StoredNode[]): Promise<void> {
-      await trx.insertInto('trust_log_entries').values(entry).execute();
-      await trx.insertInto('trust_log_nodes').values(nodes.map((n) => ({ level: n.level, idx: n.index, hash: n.hash.toString('hex') }))).execute();
-      await trx.updateTable('trust_log_head').set({ size: entry.log_index + 1 }).where('id', '=', 1).execute();
+    /** Writes appended entries, the subtree nodes they completed and the head's new size. */
+    async writeAppends(trx: Transaction<Database>, entries: TrustLogEntriesTable[], nodes: StoredNode[], size: number): Promise<void> {
+      if (entries.length === 0) return;
+      // Chunks keep each statement under SQLite's bound-parameter limit.
+      for (let i = 0; i < entries.length; i += 100) await trx.insertInto('trust_log_entries').values(entries.slice(i, i + 100)).execute();
+      const rows = nodes.map((n) => ({ level: n.level, idx: n.index, hash: n.hash.toString('hex') }));
+      for (let i = 0; i < rows.length; i += 300) await trx.insertInto('trust_log_nodes').values(rows.slice(i, i + 300)).execute();
+      await trx.updateTable('trust_log_head').set({ size }).where('id', '=', 1).execute();
     },
 
     async size(trx: Db = db): Promise<number> {

@@ -13,13 +13,22 @@ import { ApiError } from '../../http/errors';
 import { iso, type Clock } from '../../lib/clock';
 import { generateEd25519 } from '../../lib/ed25519';
 import { nodeReader, type TrustLogStore } from './log-store';
+import type { CommitSync } from '../../infra/db/commit-sync';
+import { createWriteBatcher } from '../../infra/db/write-batcher';
+import { scopeOf, type ScopeSlot } from '../../infra/db/trx-scope';
+import type { TrustLogEntriesTable } from '../../infra/db/tables/trust';
+import type { NodeReader, StoredNode } from '../../infra/tlog/merkle';
 
 /** Kinds of trust facts (entry `kind`). */
 export type TrustKind =
   | 'epoch.opened' | 'epoch.closed'
   | 'reputation.interaction' | 'reputation.dispute.filed' | 'reputation.dispute.decided'
-  | 'key.created' | 'key.revoked' | 'passport.revoked'
-  | 'vouch.given' | 'vouch.revoked';
+  | 'key.created' | 'key.revoked' | 'passport.revoked' | 'passport.rotated'
+  | 'vouch.given' | 'vouch.revoked'
+  | 'covenant.bound' | 'covenant.amended'
+  | 'recovery.intent.opened' | 'recovery.intent.vetoed' | 'recovery.initiated' | 'recovery.completed' | 'custody.transferred'
+  | 'consolidation.amended' | 'policy_binding.amended' | 'delegation.issued' | 'journal.committed'
+  | 'tool.registered' | 'tool.rotated' | 'tool.revoked';
 
 export interface TrustFact {
   kind: TrustKind;
@@ -50,6 +59,23 @@ export interface TrustLogDeps {
   privateKeyPem?: string;
   /** A new checkpoint is signed on request when the tree grew and the last one is at least this old. */
   checkpointIntervalMs: number;
+  /** Group commit for `write` (the database's; see infra/db/commit-sync.ts). */
+  commits: CommitSync;
+}
+
+/** Appends of one transaction scope not yet written: the head's size, their entries and the subtree nodes they completed. */
+interface PendingAppends { size: number; entries: TrustLogEntriesTable[]; nodes: Map<string, StoredNode> }
+
+const nodeKey = (level: number, index: number) => `${level}/${index}`;
+
+/** Reads nodes appended earlier in the same scope from memory, the rest from the database. */
+function pendingFirst(pending: Map<string, StoredNode>, stored: NodeReader): NodeReader {
+  return async (ids) => {
+    const missing = ids.filter((n) => !pending.has(nodeKey(n.level, n.index)));
+    const read = missing.length ? await stored(missing) : [];
+    const fromDb = new Map(missing.map((n, i) => [nodeKey(n.level, n.index), read[i]]));
+    return ids.map((n) => pending.get(nodeKey(n.level, n.index))?.hash ?? (fromDb.get(nodeKey(n.level, n.index)) as Buffer));
+  };
 }
 
 export async function createTrustLog(deps: TrustLogDeps) {
@@ -61,26 +87,72 @@ export async function createTrustLog(deps: TrustLogDeps) {
   let lastSignedAt = -Infinity;
 
   const rangeError = (message: string) => new ApiError(422, 'TRUST_LOG_RANGE_INVALID', message);
+  // Appends serialise on the head row, so one transaction per fact would make every fact wait for its
+  // own commit and flush; trust writes that arrive together share one transaction instead.
+  const batcher = createWriteBatcher(deps.commits);
+
+  /**
+   * In a write batch (a transaction scope, infra/db/trx-scope.ts) the head is locked and read once,
+   * and the scope's entries, nodes and new size are written together when it ends; outside one,
+   * each append writes at once.
+   */
+  const pendingSlot: ScopeSlot<PendingAppends> = {
+    end: (trx, p) => store.writeAppends(trx, p.entries, [...p.nodes.values()], p.size),
+    discard: () => {},
+  };
+  async function pendingOf(trx: Transaction<Database>): Promise<PendingAppends> {
+    const scope = scopeOf(trx);
+    const held = scope?.get(pendingSlot);
+    if (held) return held;
+    const p: PendingAppends = { size: await store.lockHead(trx), entries: [], nodes: new Map() };
+    scope?.set(pendingSlot, p);
+    return p;
+  }
 
   return {
     origin,
     verifierKey: vkey,
     publicKeyPem: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
 
-    /** Takes the append lock early (a caller that must read-then-decide under it). */
-    lockHeadFor: (trx: Transaction<Database>) => store.lockHead(trx),
+    /**
+     * Runs `run` (a change and the facts it appends) in a transaction shared with the other trust
+     * writes that arrive meanwhile (infra/db/write-batcher.ts: group commit, each write in its own
+     * savepoint when one of the batch fails); resolves once that transaction is committed and on disk.
+     * `run` may run twice (an optimistic batch that failed runs again with savepoints), so it writes
+     * only through `trx`. `key` orders a batch's writes (the subject agent's id).
+     */
+    write<T>(run: (trx: Transaction<Database>) => Promise<T>, key = ''): Promise<T> {
+      return batcher.submit(run, key);
+    },
 
-    /** Appends one fact inside `trx` (the transaction of the change it records) and returns its index. */
+    /** Takes the append lock early (a caller that must read-then-decide under it). */
+    async lockHeadFor(trx: Transaction<Database>): Promise<void> {
+      await pendingOf(trx);
+    },
+
+    /**
+     * Appends one fact inside `trx` (the transaction of the change it records) and returns its index.
+     * Inside a write batch the entry reaches the table when the batch's scope ends (before COMMIT):
+     * read entries back after `write` resolves, not within it.
+     */
     async append(trx: Transaction<Database>, fact: TrustFact): Promise<AppendedFact> {
-      const index = await store.lockHead(trx);
+      const p = await pendingOf(trx);
+      const index = p.size;
       const at = fact.at ?? clock.now();
       const bytes = canonicalJson(entryObject(index, fact, at));
       const leaf = leafHash(bytes);
-      const nodes = await nodesCompletedByAppend(index, leaf, nodeReader(trx));
-      await store.writeAppend(trx, {
+      const nodes = await nodesCompletedByAppend(index, leaf, pendingFirst(p.nodes, nodeReader(trx)));
+      const entry: TrustLogEntriesTable = {
         log_index: index, kind: fact.kind, agent_id: fact.agentId, epoch: fact.epoch,
         entry: bytes.toString('utf8'), leaf_hash: leaf.toString('hex'), created_at: at,
-      }, nodes);
+      };
+      p.size = index + 1;
+      if (scopeOf(trx)) {
+        p.entries.push(entry);
+        for (const n of nodes) p.nodes.set(nodeKey(n.level, n.index), n);
+      } else {
+        await store.writeAppends(trx, [entry], nodes, p.size);
+      }
       return { index, leafHash: leaf.toString('hex'), at };
     },
 

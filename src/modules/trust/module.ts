@@ -49,7 +49,7 @@ export async function createTrustModule(deps: { config: Config; database: Databa
   const store = createTrustLogStore(database.db, database.engine);
   const log = await createTrustLog({
     store, clock, origin: config.trust.logOrigin ?? defaultOrigin(config.core.baseUrl),
-    privateKeyPem: config.trust.logPrivateKey, checkpointIntervalMs: config.trust.checkpointIntervalMs,
+    privateKeyPem: config.trust.logPrivateKey, checkpointIntervalMs: config.trust.checkpointIntervalMs, commits: database.commits,
   });
   const epochs = createEpochs(database.db, log);
   const projections: ReplayerFactory[] = [epochsReplayer()];
