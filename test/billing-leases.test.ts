@@ -10,7 +10,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import type { DatabaseHandle } from '../src/infra/db/database';
 import { ManualClock } from '../src/lib/clock';
 import { credits as cr } from '../src/lib/money';
-import type { LeaseOptions } from '../src/modules/billing/leases';
+import type { LeaseOptions } from '../src/modules/billing/metering-contract';
 import { billingModuleFor } from '../src/modules/billing/module';
 import { testEngine } from './helpers/engines';
 import { startBraveFake } from './fakes/search-providers';

@@ -6,7 +6,7 @@ import type { Units } from '../../lib/money';
 import type { SpendDeferral } from './meter-sql';
 import type { MeterState } from './meter-state';
 import type { Pool } from './pricing';
-import type { LockedAccount } from './store';
+import type { LockedAccount } from './account';
 
 /**
  * An agent's account as held by one transaction that charges it several times through a trx-scope

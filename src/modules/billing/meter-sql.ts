@@ -14,7 +14,7 @@ import { prepared, preparedWrite } from '../../infra/db/prepared';
 import type { Database } from '../../infra/db/schema';
 import { newOrderedId } from '../../lib/ids';
 import type { Units } from '../../lib/money';
-import { emptyAccount, normalizeAccount, type Account, type LockedAccount } from './store';
+import { emptyAccount, normalizeAccount, type Account, type LockedAccount } from './account';
 
 export interface Lot { lot_id: string; remaining_units: number; expires_at: number | null }
 /** What `spend` leaves to its caller: the lot updates (`take`) and, with `row`, the ledger rows too. */

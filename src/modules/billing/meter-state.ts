@@ -85,3 +85,5 @@ export function createMeterStates(max = 1000) {
     },
   };
 }
+
+export type MeterStates = ReturnType<typeof createMeterStates>;

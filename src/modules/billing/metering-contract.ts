@@ -1,16 +1,17 @@
 /**
  * What metering offers its callers and needs from the rest of svc: the charge objects, the
  * `Metering` port every metered route depends on, and the narrow ports and dependencies of the
- * service. The service itself is metering.ts (which re-exports these).
+ * service, with the shapes its parts pass each other (one place for the types, so the parts import
+ * this file and not each other). The service itself is metering.ts (which re-exports the port).
  */
 import type { Transaction } from 'kysely';
 import type { Clock } from '../../lib/clock';
 import type { Units } from '../../lib/money';
 import type { TierName } from '../../lib/tiers';
 import type { Database } from '../../infra/db/schema';
-import type { LeaseOptions } from './leases';
 import type { MeteredAction, Pool } from './pricing';
-import type { Account, BillingStore } from './store';
+import type { Account } from './account';
+import type { BillingStore } from './store';
 
 /** `_svc.usage` of metered responses. */
 export interface UsageSnapshot {
@@ -71,6 +72,14 @@ export interface ChargeReceipt {
 
 export interface PoolCounts { callsThisMonth: number; freeUsedInWindow: number }
 
+/** `_svc.usage` less the commons part, and the search pool's counts, as a charge leaves them. */
+export interface Figures {
+  usage: Omit<UsageSnapshot, 'commons_url' | 'commons_size' | 'commons_contributions'>;
+  poolCounts?: PoolCounts;
+  /** The balance `usage` shows, in units. */
+  balanceUnits: Units;
+}
+
 /** A charge made inside the caller's transaction: it commits or rolls back with the caller's write. */
 export interface ChargeWithin extends Omit<Charge, 'refund' | 'usage'> {
   /** Call once the caller's transaction has committed: the full `_svc.usage`, and the auto-top-up hook fires. */
@@ -125,6 +134,18 @@ export interface AgentTierPort {
 export interface CommonsStatsPort { stats(agentId: string): Promise<{ size: number; contributions: number }> }
 
 export interface LowBalance { agentId: string; account: Account; balanceUnits: Units; /** The charge that opened the dip. */ chargeId: string }
+
+/** Credit leases (leases.ts): paid calls decided in memory from credit held aside under the lock. */
+export interface LeaseOptions {
+  /** Paid calls per hold (0: no leases, every call is charged under the lock). */
+  calls: number;
+  /** How long after a leased call it is settled (written). */
+  settleMs?: number;
+  /** How long a lease may answer after its last settle. */
+  useMs?: number;
+  /** How long a hold sets credit aside after its last settle (then another instance may use it). */
+  holdMs?: number;
+}
 
 export interface MeteringDeps {
   store: BillingStore;

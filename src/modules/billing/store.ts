@@ -9,13 +9,9 @@ import type { Transaction } from 'kysely';
 import type { DatabaseHandle } from '../../infra/db/database';
 import { engineOf, isUniqueViolation } from '../../infra/db/dialect';
 import type { Database } from '../../infra/db/schema';
-import type { BillingAccountsTable } from '../../infra/db/tables/billing';
+import { normalizeAccount, type Account, type LockedAccount } from './account';
 import type { Db } from './ledger-store';
 import { createMeterSql } from './meter-sql';
-
-export type Account = BillingAccountsTable;
-/** A locked account: `meter_stamp` is the fresh stamp this transaction wrote, `prev_stamp` the one it found. */
-export interface LockedAccount extends Account { prev_stamp: string | null }
 
 export function createBillingStore({ db, sqlite, commits }: Pick<DatabaseHandle, 'db' | 'sqlite' | 'commits'>) {
   const engine = engineOf(db);
@@ -77,27 +73,6 @@ export function createBillingStore({ db, sqlite, commits }: Pick<DatabaseHandle,
         throw e;
       }
     },
-  };
-}
-
-/** The account an agent has before its first billing write. */
-export function emptyAccount(agentId: string): Account {
-  return {
-    agent_id: agentId, lifetime_purchase_units: 0, payment_customer_id: null, payment_method_id: null, recharge_consent_id: null,
-    auto_topup_enabled: 0, auto_topup_threshold_units: 0, auto_topup_units: 0, topup_dip_open: 0, topup_intent_id: null,
-    meter_stamp: null, meter_prev_stamp: null, created_at: 0, updated_at: 0,
-  };
-}
-
-/** Numbers as numbers (PostgreSQL returns bigint columns as strings). */
-export function normalizeAccount(r: Account): Account {
-  return {
-    ...r,
-    lifetime_purchase_units: Number(r.lifetime_purchase_units),
-    auto_topup_threshold_units: Number(r.auto_topup_threshold_units),
-    auto_topup_units: Number(r.auto_topup_units),
-    auto_topup_enabled: Number(r.auto_topup_enabled),
-    topup_dip_open: Number(r.topup_dip_open),
   };
 }
 
