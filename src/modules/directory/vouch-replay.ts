@@ -1,6 +1,6 @@
 /** Parity of the vouches projection: vouch.given / vouch.revoked entries against the vouches table. */
 import type { VouchesTable } from '../../infra/db/tables/trust';
-import { diffRows, type Mismatch, type ReplayEntry, type Replayer, type SnapshotDb } from '../trust/parity';
+import { diffKeyed, type Mismatch, type ReplayEntry, type Replayer, type SnapshotDb } from '../trust/parity';
 import type { VouchStore } from './vouch-store';
 
 const shape = (r: VouchesTable) => ({
@@ -25,14 +25,7 @@ export function vouchReplayer(store: VouchStore): () => Replayer {
         }
       },
       async diff(_now: number, db: SnapshotDb): Promise<Mismatch[]> {
-        const stored = new Map((await store.all(db)).map((r) => [r.vouch_id, r]));
-        const out: Mismatch[] = [];
-        for (const [id, r] of rows) {
-          const s = stored.get(id);
-          out.push(...diffRows('vouches', id, shape(r), s ? shape(s) : undefined));
-        }
-        for (const [id, s] of stored) if (!rows.has(id)) out.push(...diffRows('vouches', id, undefined, shape(s)));
-        return out;
+        return diffKeyed('vouches', rows, await store.all(db), (r) => r.vouch_id, shape);
       },
       agents: () => new Set([...rows.values()].flatMap((r) => [r.target_agent_id, r.voucher_agent_id])),
     };

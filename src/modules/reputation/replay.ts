@@ -1,13 +1,26 @@
 /** Parity of the reputation projections: rebuilt from the log's reputation entries, compared with the stored rows. */
 import { sha256hex } from '../../lib/hash';
+import type { ReputationAggregatesTable, ReputationDayBucketsTable, ReputationDisputesTable, ReputationEventsTable } from '../../infra/db/tables/trust';
 import type { Mismatch, ReplayEntry, Replayer, SnapshotDb } from '../trust/parity';
-import { diffRows } from '../trust/parity';
+import { diffKeyed } from '../trust/parity';
 import { halfLifeFactor } from './model';
 import { aggregateKey, bucketKey, ReputationReplay } from './projection';
 import type { ReputationStore } from './store';
 
 const str = (v: unknown): string => String(v);
 const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+const eventShape = (r: ReputationEventsTable) => ({
+  log_index: r.log_index, subject_agent_id: r.subject_agent_id, epoch: r.epoch, rater_agent_id: r.rater_agent_id, ref_type: r.ref_type,
+  ref_id: r.ref_id, outcome: r.outcome, category: r.category, rater_weight: r.rater_weight, created_at: r.created_at, suppressed_at: r.suppressed_at,
+});
+const bucketShape = (r: ReputationDayBucketsTable) => ({
+  approved_w: r.approved_w, approved_wt: r.approved_wt, error_w: r.error_w, error_wt: r.error_wt, rejected_w: r.rejected_w, rejected_wt: r.rejected_wt, n: r.n,
+});
+const disputeShape = (r: ReputationDisputesTable) => ({
+  event_id: r.event_id, agent_id: r.agent_id, status: r.status, filed_at: r.filed_at, filed_day: r.filed_day, filed_log_index: r.filed_log_index,
+  decided_at: r.decided_at, decided_log_index: r.decided_log_index,
+});
 
 export function reputationReplayer(store: ReputationStore): () => Replayer {
   return () => {
@@ -38,20 +51,7 @@ export function reputationReplayer(store: ReputationStore): () => Replayer {
 
       async diff(now: number, db: SnapshotDb): Promise<Mismatch[]> {
         const stored = await store.all(db);
-        const out: Mismatch[] = [];
-        const compare = <T extends Record<string, unknown>>(name: string, expected: Map<string, T>, rows: T[], keyOf: (r: T) => string, shape: (r: T) => Record<string, unknown>, approx: string[] = []) => {
-          const byKey = new Map(rows.map((r) => [keyOf(r), r]));
-          for (const [key, r] of expected) {
-            const s = byKey.get(key);
-            out.push(...diffRows(name, key, shape(r), s ? shape(s) : undefined, approx));
-          }
-          for (const [key, s] of byKey) if (!expected.has(key)) out.push(...diffRows(name, key, undefined, shape(s)));
-        };
-
-        compare('reputation_events', replay.events as Map<string, any>, stored.events as any[], (r) => r.event_id, (r) => ({
-          log_index: r.log_index, subject_agent_id: r.subject_agent_id, epoch: r.epoch, rater_agent_id: r.rater_agent_id, ref_type: r.ref_type,
-          ref_id: r.ref_id, outcome: r.outcome, category: r.category, rater_weight: r.rater_weight, created_at: r.created_at, suppressed_at: r.suppressed_at,
-        }), ['rater_weight']);
+        const out: Mismatch[] = diffKeyed('reputation_events', replay.events, stored.events, (r) => r.event_id, eventShape, ['rater_weight']);
         for (const s of stored.events) {
           const expected = noteHash.get(s.event_id);
           if (expected !== undefined && expected !== (s.note === null ? null : sha256hex(s.note))) {
@@ -60,19 +60,14 @@ export function reputationReplayer(store: ReputationStore): () => Replayer {
         }
 
         // Decayed sums are compared as of now (the live rows and the replay keep different reference times).
-        const decayed = (r: any) => {
+        const decayed = (r: ReputationAggregatesTable) => {
           const f = halfLifeFactor(Number(r.ref_at), now);
           return { alpha_now: r.alpha_sum * f, beta_now: r.beta_sum * f, event_count: r.event_count, signal_count: r.signal_count, last_event_at: r.last_event_at };
         };
-        compare('reputation_aggregates', replay.aggregates as Map<string, any>, stored.aggregates as any[], (r) => aggregateKey(r.agent_id, r.epoch, r.category), decayed, ['alpha_now', 'beta_now']);
-        const bucketShape = (r: any) => ({ approved_w: r.approved_w, approved_wt: r.approved_wt, error_w: r.error_w, error_wt: r.error_wt, rejected_w: r.rejected_w, rejected_wt: r.rejected_wt, n: r.n });
-        compare('reputation_day_buckets', replay.buckets as Map<string, any>, stored.buckets as any[], (r) => bucketKey(r.agent_id, r.epoch, r.category, Number(r.day_start)), bucketShape,
-          ['approved_w', 'approved_wt', 'error_w', 'error_wt', 'rejected_w', 'rejected_wt']);
-
-        compare('reputation_disputes', replay.disputes as Map<string, any>, stored.disputes as any[], (r) => r.dispute_id, (r) => ({
-          event_id: r.event_id, agent_id: r.agent_id, status: r.status, filed_at: r.filed_at, filed_day: r.filed_day, filed_log_index: r.filed_log_index,
-          decided_at: r.decided_at, decided_log_index: r.decided_log_index,
-        }));
+        out.push(...diffKeyed('reputation_aggregates', replay.aggregates, stored.aggregates, (r) => aggregateKey(r.agent_id, r.epoch, r.category), decayed, ['alpha_now', 'beta_now']));
+        out.push(...diffKeyed('reputation_day_buckets', replay.buckets, stored.buckets, (r) => bucketKey(r.agent_id, r.epoch, r.category, Number(r.day_start)), bucketShape,
+          ['approved_w', 'approved_wt', 'error_w', 'error_wt', 'rejected_w', 'rejected_wt']));
+        out.push(...diffKeyed('reputation_disputes', replay.disputes, stored.disputes, (r) => r.dispute_id, disputeShape));
         for (const s of stored.disputes) {
           const expected = reasonHash.get(s.dispute_id);
           if (expected !== undefined && expected !== sha256hex(s.reason)) {

@@ -1,9 +1,14 @@
 /** Parity of the custody epochs projection: `epoch.opened` / `epoch.closed` entries against agent_epochs. */
-import { diffRows, type Mismatch, type ReplayEntry, type Replayer, type SnapshotDb } from './parity';
+import { diffKeyed, type Mismatch, type ReplayEntry, type Replayer, type SnapshotDb } from './parity';
+
+interface EpochRow { agent_id: string; epoch: number; opened_at: number; opened_by: string; closed_at: number | null; open_log_index: number | null }
+
+const epochKey = (r: EpochRow) => `${r.agent_id}|${r.epoch}`;
+const epochShape = (r: EpochRow) => ({ ...r });
 
 export function epochsReplayer(): () => Replayer {
   return () => {
-    const rows = new Map<string, { agent_id: string; epoch: number; opened_at: number; opened_by: string; closed_at: number | null; open_log_index: number }>();
+    const rows = new Map<string, EpochRow>();
     return {
       feed(e: ReplayEntry) {
         if (!e.agent_id || e.epoch === null) return;
@@ -18,11 +23,9 @@ export function epochsReplayer(): () => Replayer {
       async diff(_now: number, db: SnapshotDb): Promise<Mismatch[]> {
         // Epochs made before the log existed and not yet appended (open_log_index null) are not facts of the log yet.
         const stored = await db.selectFrom('agent_epochs').selectAll().where('open_log_index', 'is not', null).execute();
-        const byKey = new Map(stored.map((s) => [`${s.agent_id}|${s.epoch}`, s as unknown as Record<string, unknown>]));
-        const out: Mismatch[] = [];
-        for (const [key, r] of rows) out.push(...diffRows('agent_epochs', key, r, byKey.get(key)));
-        for (const key of byKey.keys()) if (!rows.has(key)) out.push(...diffRows('agent_epochs', key, undefined, byKey.get(key)));
-        return out;
+        return diffKeyed('agent_epochs', rows, stored.map((r) => ({
+          agent_id: r.agent_id, epoch: r.epoch, opened_at: r.opened_at, opened_by: r.opened_by, closed_at: r.closed_at, open_log_index: r.open_log_index,
+        })), epochKey, epochShape);
       },
       agents: () => new Set([...rows.values()].map((r) => r.agent_id)),
     };

@@ -59,6 +59,26 @@ export function diffRows(projection: string, key: string, expected: Record<strin
   return out;
 }
 
+/**
+ * Diffs a projection rebuilt from the log against its stored rows: each rebuilt row against the
+ * stored row of the same key (absent: one '*' mismatch), then each stored row nothing rebuilt.
+ * `shape` picks the fields compared, from either side.
+ */
+export function diffKeyed<T>(
+  projection: string, rebuilt: Map<string, T>, stored: Iterable<T>, keyOf: (row: T) => string,
+  shape: (row: T) => Record<string, unknown>, approx: string[] = [],
+): Mismatch[] {
+  const byKey = new Map<string, T>();
+  for (const row of stored) byKey.set(keyOf(row), row);
+  const out: Mismatch[] = [];
+  for (const [key, row] of rebuilt) {
+    const s = byKey.get(key);
+    out.push(...diffRows(projection, key, shape(row), s === undefined ? undefined : shape(s), approx));
+  }
+  for (const [key, s] of byKey) if (!rebuilt.has(key)) out.push(...diffRows(projection, key, undefined, shape(s)));
+  return out;
+}
+
 const normal = (v: unknown) => (v === null || v === undefined ? null : typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v);
 
 export function createParity(deps: {
