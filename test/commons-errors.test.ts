@@ -88,7 +88,7 @@ describe('embeddings from a loopback OpenAI-compatible fake', () => {
     fake = await startFakeEmbeddings({ dimensions: 32 });
     h = await start({
       SVC_EMBEDDINGS: 'openai', SVC_EMBEDDINGS_URL: fake.url, SVC_EMBEDDINGS_MODEL: 'fake-model', SVC_EMBEDDINGS_DIMENSIONS: '32',
-      SVC_EMBEDDINGS_TIMEOUT_MS: '2000', SVC_MEMORY_INDEX_INTERVAL_MS: '600000', SVC_MEMORY_RATE_PER_MINUTE: '0',
+      SVC_EMBEDDINGS_TIMEOUT_MS: '2000', SVC_MEMORY_INDEX_INTERVAL_MS: '600000', SVC_SEARCH_EMBED_WAIT_MS: '120000', SVC_MEMORY_RATE_PER_MINUTE: '0',
     });
     const pub = await h.agent('spark');
     reader = await h.agent('free');

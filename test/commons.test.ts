@@ -29,7 +29,7 @@ let reader: { token: string; id: string };
 const ids: Record<string, string> = {};
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  built = await buildApp({ clock, logger: false, config: loadConfig({ LOG_LEVEL: 'silent', PORT: '0', ...tdb.env, SVC_EMBEDDINGS: 'local', SVC_EMBEDDINGS_TIMEOUT_MS: '120000', SVC_MEMORY_INDEX_INTERVAL_MS: '600000' }) });
+  built = await buildApp({ clock, logger: false, config: loadConfig({ LOG_LEVEL: 'silent', PORT: '0', ...tdb.env, SVC_EMBEDDINGS: 'local', SVC_EMBEDDINGS_TIMEOUT_MS: '120000', SVC_MEMORY_INDEX_INTERVAL_MS: '600000', SVC_SEARCH_EMBED_WAIT_MS: '120000' }) });
   pub = await agent('spark');
   reader = await agent('free');
   const entries: [string, unknown, string[]][] = [
@@ -113,6 +113,7 @@ describe('read', () => {
   test('stats for _svc.usage: commons size and the agent\'s contributions', async () => {
     const svc = (await import('../src/modules/commons/service')).createCommonsService({
       store: (await import('../src/modules/commons/store')).createCommonsStore(built.database.db), clock, upgradeUrl: 'u',
+      lexical: (await import('../src/infra/lexical')).createLexicalIndex(built.database), db: built.database.db,
     });
     expect(await svc.stats(pub.id)).toEqual({ size: 3, contributions: 3 });
     expect(await svc.stats(reader.id)).toEqual({ size: 3, contributions: 0 });

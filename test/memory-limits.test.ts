@@ -221,8 +221,8 @@ describe('meter port (billing)', () => {
     const broken = createMemoryService({
       store: createMemoryStore(built.database), clock, upgradeUrl: 'u', meter,
       semantic: {
-        unavailableReason: () => undefined, forget: async () => {}, nearest: async () => async () => [],
-        enqueue: async () => { throw new Error('disk full'); },
+        unavailableReason: () => undefined, forget: async () => {}, nearest: async () => ({ pending: 0, ranked: async () => [] }),
+        indexWrite: async () => { throw new Error('disk full'); },
       },
     });
     await expect(broken.put(caller, 'x', { value: 1 })).rejects.toThrow('disk full');

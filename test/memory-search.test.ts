@@ -10,7 +10,7 @@ import { startTestApp, type RegisteredAgent, type TestApp } from './helpers/harn
 let t: TestApp;
 let a: RegisteredAgent;
 beforeAll(async () => {
-  t = await startTestApp({ env: { SVC_EMBEDDINGS: 'local', SVC_MEMORY_INDEX_INTERVAL_MS: '600000', SVC_EMBEDDINGS_TIMEOUT_MS: '120000' } });
+  t = await startTestApp({ env: { SVC_EMBEDDINGS: 'local', SVC_MEMORY_INDEX_INTERVAL_MS: '600000', SVC_SEARCH_EMBED_WAIT_MS: '120000', SVC_EMBEDDINGS_TIMEOUT_MS: '120000' } });
   a = await t.registerAgent();
   const memories: [string, unknown, string?][] = [
     ['user.prefs.editor', { editor: 'vim', theme: 'dark solarized', tabs: 'two spaces' }],

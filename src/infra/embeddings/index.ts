@@ -6,14 +6,14 @@
  */
 import { ConfigError } from '../../config/define';
 import type { Config } from '../../config';
-import { LocalEmbedder } from './local';
+import { LocalEmbedder, LocalEmbedderPool } from './local';
 import { KNOWN_DIMENSIONS, OpenAiEmbedder } from './openai';
 import type { Embedder } from './types';
 
-export { EmbeddingError, blamesInput, cosine, normaliseInPlace, type Embedder, type EmbeddingFailure } from './types';
-export { LocalEmbedder, localModelId } from './local';
+export { EmbeddingError, blamesInput, cosine, normaliseInPlace, type Embedder, type EmbedOptions, type EmbeddingFailure } from './types';
+export { LocalEmbedder, LocalEmbedderPool, localModelId } from './local';
 export { OpenAiEmbedder, embeddingsEndpoint } from './openai';
-export { textForEmbedding, splitName, EMBED_TEXT_MAX_CHARS } from './text';
+export { textForEmbedding, splitName, EMBED_TEXT_MAX_CHARS, chunkText, chunkId, itemOfChunk, allChunkIds, MAX_CHUNKS } from './text';
 
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com';
 
@@ -27,7 +27,9 @@ export function createEmbedder(cfg: Config['vectors']): Embedder | undefined {
     case 'none':
       return undefined;
     case 'local':
-      return new LocalEmbedder({ batchSize: cfg.embeddingsBatchSize, timeoutMs: cfg.embeddingsTimeoutMs });
+      return cfg.embeddingsThreads > 1
+        ? new LocalEmbedderPool({ batchSize: cfg.embeddingsBatchSize, timeoutMs: cfg.embeddingsTimeoutMs, threads: cfg.embeddingsThreads })
+        : new LocalEmbedder({ batchSize: cfg.embeddingsBatchSize, timeoutMs: cfg.embeddingsTimeoutMs });
     case 'openai': {
       const dimensions = cfg.embeddingsDimensions || KNOWN_DIMENSIONS[cfg.embeddingsModel];
       if (!dimensions) {

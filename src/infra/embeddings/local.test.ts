@@ -2,12 +2,14 @@
 // One embedder per file, so the model loads once (plus once more after the simulated crash).
 import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { EmbeddingError, LocalEmbedder, cosine, createEmbedder } from './index';
+import { EmbeddingError, LocalEmbedder, LocalEmbedderPool, cosine, createEmbedder } from './index';
 import { loadConfig } from '../../config';
 
 let local: LocalEmbedder;
 beforeAll(async () => {
-  local = createEmbedder(loadConfig({}).vectors) as LocalEmbedder; // SVC_EMBEDDINGS defaults to local
+  // One thread, background batches capped by count only (the coalescing test below counts batches).
+  const cfg = loadConfig({ SVC_EMBEDDINGS_THREADS: '1' }).vectors;
+  local = new LocalEmbedder({ batchSize: cfg.embeddingsBatchSize, timeoutMs: cfg.embeddingsTimeoutMs, bulkBatchChars: Infinity });
   await local.embed(['warm up']);
 });
 afterAll(() => local?.close());
@@ -18,10 +20,15 @@ const sim = async (a: string, b: string) => {
 };
 
 describe('local embedder (Universal Sentence Encoder lite)', () => {
-  test('is the default, 512-d, named after the weights package', () => {
-    expect(local).toBeInstanceOf(LocalEmbedder);
+  test('is the default, 512-d, named after the weights package', async () => {
+    const dflt = createEmbedder(loadConfig({}).vectors); // SVC_EMBEDDINGS defaults to local, two threads
+    expect(dflt).toBeInstanceOf(LocalEmbedderPool);
+    expect((dflt as LocalEmbedderPool).stats()).toMatchObject({ threads: 2, workerStarts: 0 }); // nothing started yet
+    expect(dflt!.modelId).toBe(local.modelId);
+    await dflt!.close();
+    expect(createEmbedder(loadConfig({ SVC_EMBEDDINGS_THREADS: '1' }).vectors)).toBeInstanceOf(LocalEmbedder);
     expect(local.dimensions).toBe(512);
-    expect(local.modelId).toBe('use-lite-512@energetic-ai-0.2.0');
+    expect(local.modelId).toBe('use-lite-512@energetic-ai-0.2.0+lower');
   });
 
   test('returns one unit-length Float32Array of 512 per text, each with its own buffer', async () => {

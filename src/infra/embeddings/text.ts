@@ -64,3 +64,33 @@ function cut(text: string, maxChars: number): string {
   const space = head.lastIndexOf(' ');
   return (space > maxChars * 0.8 ? head.slice(0, space) : head).trim();
 }
+
+/** Chunks embedded per item at most: a long value's first MAX_CHUNKS windows are searched by meaning (all of it by words). */
+export const MAX_CHUNKS = 8;
+
+/**
+ * Splits a text into windows of at most `maxWords` words that overlap by a fifth, at most
+ * `maxChunks` of them (a short text is one chunk, itself). The local model reads 128 tokens, about
+ * 90 English words, so its windows are 90 words; a remote model's are larger (Embedder.chunkWords).
+ */
+export function chunkText(text: string, maxWords: number, maxChunks = MAX_CHUNKS): string[] {
+  const words = text.split(/\s+/).filter(Boolean);
+  if (words.length <= maxWords) return [words.join(' ')];
+  const stride = Math.max(1, maxWords - Math.floor(maxWords / 5));
+  const out: string[] = [];
+  for (let start = 0; start < words.length && out.length < maxChunks; start += stride) {
+    out.push(words.slice(start, start + maxWords).join(' '));
+    if (start + maxWords >= words.length) break;
+  }
+  return out;
+}
+
+/** Vector item id of chunk `i` of an item: the item's own id for the first, `<id>#<i>` after. */
+export const chunkId = (itemId: string, i: number) => (i === 0 ? itemId : `${itemId}#${i}`);
+/** The item a chunk's vector belongs to. */
+export const itemOfChunk = (id: string) => {
+  const m = /^(.*)#\d+$/.exec(id);
+  return m ? m[1]! : id;
+};
+/** Every chunk id an item can have (to drop them all). */
+export const allChunkIds = (itemId: string) => Array.from({ length: MAX_CHUNKS }, (_, i) => chunkId(itemId, i));

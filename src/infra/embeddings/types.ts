@@ -3,10 +3,23 @@ export interface Embedder {
   /** Stored with every vector, e.g. 'use-lite-512@energetic-ai-0.2.0' or 'openai:text-embedding-3-small'. */
   readonly modelId: string;
   readonly dimensions: number;
+  /**
+   * Words per chunk of a long text (the indexer embeds a long item as several overlapping chunks):
+   * about what the model reads. Default 300.
+   */
+  readonly chunkWords?: number;
   /** L2-normalised vectors, one per text, in input order. Throws EmbeddingError. */
-  embed(texts: string[]): Promise<Float32Array[]>;
+  embed(texts: string[], opts?: EmbedOptions): Promise<Float32Array[]>;
   /** Releases the worker thread / connections. Pending calls are rejected. */
   close(): Promise<void>;
+}
+
+export interface EmbedOptions {
+  /**
+   * `query`: a search is waiting (a query, or the few newest pending items of the searcher): goes
+   * ahead of queued background work. `bulk` (default): background indexing.
+   */
+  priority?: 'query' | 'bulk';
 }
 
 /**

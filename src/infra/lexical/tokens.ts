@@ -40,7 +40,6 @@ const CJK_RUNS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script
 export function normalizeText(text: string): string {
   const folded = text.normalize('NFKC').toLowerCase().replace(/ß/g, 'ss');
   // Fast path: plain ASCII has nothing to fold.
-  // eslint-disable-next-line no-control-regex
   if (/^[\u0000-\u007f]*$/.test(folded)) return folded;
   const decomposed = folded.normalize('NFD');
   let out = '';

@@ -27,7 +27,7 @@ import { randomUUID } from 'node:crypto';
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock';
 import type { Database } from '../db/schema';
-import { blamesInput, type Embedder } from '../embeddings';
+import { allChunkIds, blamesInput, chunkId, chunkText, type Embedder } from '../embeddings';
 import type { Queryable, VectorIndex, VectorRecord } from './types';
 
 /** Text and version of live items of one owner; items missing from the map are gone (their vector is dropped). */
@@ -42,8 +42,10 @@ export interface VectorIndexerOptions {
   sources?: Record<string, TextSource>;
   batchSize: number;
   intervalMs: number;
-  /** Most pending items a search embeds before answering. */
+  /** Most pending items `drain` embeds. */
   drainMax?: number;
+  /** Batches embedded side by side by one background step (one per embedding thread). */
+  parallel?: number;
   /** Wait before a refused item is tried again, doubling per refusal up to a day (default 60 s). */
   refusedRetryMs?: number;
   log?: (msg: string, err?: unknown) => void;
@@ -61,6 +63,8 @@ const DAY_MS = 86_400_000;
 
 export function createVectorIndexer(o: VectorIndexerOptions) {
   const drainMax = o.drainMax ?? 1000;
+  const parallel = Math.max(1, o.parallel ?? 1);
+  const chunkWords = o.embedder.chunkWords ?? 300;
   const refusedRetryMs = o.refusedRetryMs ?? 60_000;
   const sources: Record<string, TextSource> = { ...(o.sources ?? {}) };
   let chain: Promise<unknown> = Promise.resolve();
@@ -75,7 +79,7 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
   }
 
   /** Embeds and stores one batch of pending rows of one (collection, owner). */
-  async function process(collection: string, ownerId: string, batch: Pending[]): Promise<void> {
+  async function process(collection: string, ownerId: string, batch: Pending[], priority: 'query' | 'bulk' = 'bulk'): Promise<void> {
     const source = sources[collection];
     if (!source) throw new Error(`no text source for collection ${collection}`);
     // One order for every writer (a search's drain reads newest first, the loop oldest first): two
@@ -83,11 +87,13 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
     const rows = [...batch].sort((a, b) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : 0));
     const texts = await source(ownerId, rows.map((r) => r.item_id));
     const live = rows.filter((r) => texts.has(r.item_id));
-    const { embedded, refused } = await embedIsolating(live.map((row) => ({ row, text: texts.get(row.item_id)!.text })));
-    const records: VectorRecord[] = embedded.map(({ row, vector }) => ({
-      collection, ownerId, itemId: row.item_id, itemVersion: texts.get(row.item_id)!.version, modelId: o.embedder.modelId, vector,
-    }));
-    const gone = rows.filter((r) => !texts.has(r.item_id)).map((r) => r.item_id);
+    // A long text is embedded as overlapping chunks (chunkText), each its own vector (`<id>#<n>`).
+    const { embedded, refused } = await embedIsolating(live.map((row) => ({ row, texts: chunkText(texts.get(row.item_id)!.text, chunkWords) })), priority);
+    const records: VectorRecord[] = embedded.flatMap(({ row, vectors }) => vectors.map((vector, i) => ({
+      collection, ownerId, itemId: chunkId(row.item_id, i), itemVersion: texts.get(row.item_id)!.version, modelId: o.embedder.modelId, vector,
+    })));
+    const chunkCount = new Map(embedded.map((e) => [e.row.item_id, e.vectors.length]));
+    const gone = rows.filter((r) => !texts.has(r.item_id)).flatMap((r) => allChunkIds(r.item_id));
     const now = o.clock.now();
     await o.db.transaction().execute(async (trx) => {
       // An item's vector is stored only while its outbox row (this ticket) is still there. The text was
@@ -101,8 +107,10 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
           .where('item_id', '=', r.item_id).where('ticket', '=', r.ticket).executeTakeFirst();
         if (Number(d.numDeletedRows) > 0) current.add(r.item_id);
       }
-      await o.index.upsert(records.filter((rec) => current.has(rec.itemId)), trx);
-      await o.index.remove(collection, ownerId, gone, trx);
+      await o.index.upsert(records.filter((rec) => current.has(rec.itemId.replace(/#\d+$/, ''))), trx);
+      // Chunks of an earlier, longer text of the item.
+      const shorter = [...current].flatMap((id) => allChunkIds(id).slice(chunkCount.get(id) ?? 0));
+      await o.index.remove(collection, ownerId, [...gone, ...shorter], trx);
       // A refused item waits, and a vector of its earlier text is dropped: it would match the item by
       // words it no longer holds. The ticket check leaves a newer write's row (a new text) alone.
       const waiting: string[] = [];
@@ -112,7 +120,7 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
           .where('ticket', '=', row.ticket).executeTakeFirst();
         if (Number(u.numUpdatedRows) > 0) waiting.push(row.item_id);
       }
-      await o.index.remove(collection, ownerId, waiting, trx);
+      await o.index.remove(collection, ownerId, waiting.flatMap(allChunkIds), trx);
     });
     for (const { row, error } of refused) {
       o.log?.(`vector indexing: the model refused the text of ${collection} item ${JSON.stringify(row.item_id)} of owner ${ownerId} `
@@ -128,20 +136,28 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
    * refused text stands alone, so one bad text costs ~2·log2(batch) calls and its neighbours still
    * get their vectors. Any other failure is thrown as it is.
    */
-  async function embedIsolating(items: { row: Pending; text: string }[]): Promise<{
-    embedded: { row: Pending; vector: Float32Array }[];
+  async function embedIsolating(items: { row: Pending; texts: string[] }[], priority: 'query' | 'bulk'): Promise<{
+    embedded: { row: Pending; vectors: Float32Array[] }[];
     refused: { row: Pending; error: unknown }[];
   }> {
     if (items.length === 0) return { embedded: [], refused: [] };
     try {
-      const vectors = await o.embedder.embed(items.map((i) => i.text));
-      return { embedded: items.map((i, n) => ({ row: i.row, vector: vectors[n] })), refused: [] };
+      const vectors = await o.embedder.embed(items.flatMap((i) => i.texts), { priority });
+      let at = 0;
+      return {
+        embedded: items.map((i) => {
+          const mine = vectors.slice(at, at + i.texts.length);
+          at += i.texts.length;
+          return { row: i.row, vectors: mine };
+        }),
+        refused: [],
+      };
     } catch (error) {
       if (!blamesInput(error)) throw error;
       if (items.length === 1) return { embedded: [], refused: [{ row: items[0].row, error }] };
       const half = Math.ceil(items.length / 2);
-      const a = await embedIsolating(items.slice(0, half));
-      const b = await embedIsolating(items.slice(half));
+      const a = await embedIsolating(items.slice(0, half), priority);
+      const b = await embedIsolating(items.slice(half), priority);
       return { embedded: [...a.embedded, ...b.embedded], refused: [...a.refused, ...b.refused] };
     }
   }
@@ -160,10 +176,41 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
     return rows.length;
   }
 
-  /** One background step: the oldest pending batch of any owner. */
+  /**
+   * One background step: up to `parallel` batches embedded side by side. Fair across owners: the
+   * owners with ready rows (at most 64, those waiting longest first) share the step's slots evenly,
+   * each giving its oldest rows, so one owner's bulk load does not hold up another's fresh write
+   * behind thousands of rows.
+   */
   const step = () => serial(async () => {
-    const rows = await ready().orderBy('enqueued_at').limit(o.batchSize).execute();
-    return rows.length ? processGrouped(rows) : 0;
+    const slots = o.batchSize * parallel;
+    const owners = await ready().clearSelect().select(['collection', 'owner_id'])
+      .select((eb) => eb.fn.min('enqueued_at').as('oldest'))
+      .groupBy(['collection', 'owner_id']).orderBy('oldest').limit(64).execute();
+    if (owners.length === 0) return 0;
+    const share = Math.max(1, Math.floor(slots / owners.length));
+    const rows: Pending[] = [];
+    for (const w of owners.slice(0, slots)) {
+      rows.push(...await ready().where('collection', '=', w.collection).where('owner_id', '=', w.owner_id)
+        .orderBy('enqueued_at').limit(share).execute());
+    }
+    // Batches of at most batchSize rows of one (collection, owner), `parallel` at a time.
+    const batches: Pending[][] = [];
+    const groups = new Map<string, Pending[]>();
+    for (const r of rows) {
+      const k = `${r.collection}\u001f${r.owner_id}`;
+      groups.set(k, [...(groups.get(k) ?? []), r]);
+    }
+    for (const g of groups.values()) for (let i = 0; i < g.length; i += o.batchSize) batches.push(g.slice(i, i + o.batchSize));
+    let next = 0;
+    const lane = async () => {
+      while (next < batches.length) {
+        const b = batches[next++]!;
+        await process(b[0]!.collection, b[0]!.owner_id, b);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(parallel, batches.length) }, lane));
+    return rows.length;
   });
 
   return {
@@ -184,7 +231,7 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
     async forget(q: Queryable, collection: string, ownerId: string, itemIds: string[]): Promise<void> {
       if (itemIds.length === 0) return;
       await q.deleteFrom('vector_outbox').where('collection', '=', collection).where('owner_id', '=', ownerId).where('item_id', 'in', itemIds).execute();
-      await o.index.remove(collection, ownerId, itemIds, q);
+      await o.index.remove(collection, ownerId, itemIds.flatMap(allChunkIds), q);
     },
 
     /**
@@ -204,6 +251,38 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
         done += n;
       }
       return done;
+    },
+
+    /**
+     * What a search does instead of waiting for the backlog: embeds this owner's `max` newest ready
+     * items at query priority (ahead of background batches) and stores their vectors, waiting at
+     * most `budgetMs` after `after` settles. Past the budget the work goes on in the background and the search answers
+     * without it. Off the chain: it never waits for a background batch. Returns the items embedded
+     * in time (0 when none were pending).
+     */
+    async catchUp(collection: string, ownerId: string, max: number, budgetMs: number, after?: Promise<unknown>): Promise<{ embedded: number; inTime: boolean }> {
+      const rows = await ready().where('collection', '=', collection).where('owner_id', '=', ownerId)
+        .orderBy('enqueued_at', 'desc').limit(max).execute();
+      if (rows.length === 0) return { embedded: 0, inTime: true };
+      const work = process(collection, ownerId, rows, 'query').then(() => true);
+      work.catch((e) => o.log?.('vector indexing of a searcher\'s newest items failed', e));
+      let timer: NodeJS.Timeout | undefined;
+      // The budget runs from `after` (the query's own embedding, which a cold model also waits for).
+      const late = Promise.resolve(after).catch(() => undefined)
+        .then(() => new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), budgetMs); }));
+      try {
+        const inTime = await Promise.race([work, late]);
+        return { embedded: inTime ? rows.length : 0, inTime };
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+
+    /** Items of this owner waiting to be embedded (set-aside ones included): not yet found by meaning. */
+    async pending(collection: string, ownerId: string): Promise<number> {
+      const r = await o.db.selectFrom('vector_outbox').select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('collection', '=', collection).where('owner_id', '=', ownerId).executeTakeFirstOrThrow();
+      return Number(r.n);
     },
 
     /** Queues items whose vector is missing or from another model, `list` giving them in chunks. */

@@ -10,10 +10,15 @@ import { createEmbedder, type Embedder } from '../embeddings';
 import { createVectorIndex } from '.';
 import { createVectorIndexer, type VectorIndexer } from './indexer';
 import type { VectorIndex } from './types';
+import { createLexicalIndex, type LexicalIndex } from '../lexical';
 
 export interface VectorRuntime {
   embedder?: Embedder;
   index: VectorIndex;
+  /** The lexical (BM25) index, written in each item's own transaction. */
+  lexical: LexicalIndex;
+  /** SVC_SEARCH_EMBED_WAIT_MS: how long a search waits for its owner's newest pending items. */
+  catchUpMs: number;
   /** Absent without an embedder: nothing is queued, nothing is searched. */
   indexer?: VectorIndexer;
   close(): Promise<void>;
@@ -33,11 +38,11 @@ export async function createVectorRuntime(opts: {
   const indexer = embedder
     ? createVectorIndexer({
         db: database.db, index, embedder, clock, batchSize: config.vectors.embeddingsBatchSize,
-        intervalMs: config.memory.memoryIndexIntervalMs, log: opts.log,
+        intervalMs: config.memory.memoryIndexIntervalMs, log: opts.log, parallel: config.vectors.embeddingsThreads,
       })
     : undefined;
   return {
-    embedder, index, indexer,
+    embedder, index, indexer, lexical: createLexicalIndex(database), catchUpMs: config.memory.searchEmbedWaitMs,
     async close() {
       await indexer?.stop();
       await embedder?.close();

@@ -19,6 +19,8 @@ const tableOf = (dims: number) => `vec_bits_${dims}`;
 /** Candidates fetched by Hamming distance per result wanted (at least MIN_CANDIDATES). */
 const OVERSAMPLE = 20;
 const MIN_CANDIDATES = 100;
+/** sqlite-vec answers at most 4,096 neighbours per KNN query. */
+const MAX_CANDIDATES = 4096;
 
 /** Loads the extension into the connection; throws VectorIndexError when it cannot. */
 export function loadSqliteVec(conn: BetterSqlite3.Database): string {
@@ -80,7 +82,7 @@ export class SqliteVecAccelerator implements Accelerator {
   async knn(q: Queryable, partition: string, vector: Float32Array, limit: number): Promise<VectorHit[]> {
     if (!this.tables.has(vector.length)) return [];
     const t = sql.table(tableOf(vector.length));
-    const candidates = Math.max(MIN_CANDIDATES, limit * OVERSAMPLE);
+    const candidates = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, limit * OVERSAMPLE));
     const { rows } = await sql<{ item_id: string; embedding: Uint8Array }>`
       select vi.item_id, vi.embedding from (
         select rowid from ${t} where embedding match vec_quantize_binary(vec_f32(${toBytes(vector)})) and k = ${BigInt(candidates)} and part = ${partition}

@@ -7,6 +7,7 @@ import type { Clock } from '../../lib/clock';
 import { commonsRoutes } from './routes';
 import { COMMONS_COLLECTION, COMMONS_OWNER, createCommonsService } from './service';
 import { createCommonsStore } from './store';
+import { createLexicalIndex } from '../../infra/lexical';
 
 export function createCommonsModule(deps: { config: Config; database: DatabaseHandle; clock: Clock; limiter: RateLimiter; vectors?: VectorRuntime; log?: (msg: string, err?: unknown) => void }) {
   const { config } = deps;
@@ -19,7 +20,11 @@ export function createCommonsModule(deps: { config: Config; database: DatabaseHa
     embedder: deps.vectors?.embedder,
     index: deps.vectors?.index,
     indexer: deps.vectors?.indexer,
+    lexical: deps.vectors?.lexical ?? createLexicalIndex(deps.database),
+    db: deps.database.db,
+    catchUpMs: deps.vectors?.catchUpMs,
   });
+  void service.backfillLexical().catch((e) => deps.log?.('commons lexical indexing could not be completed', e));
   const indexer = deps.vectors?.indexer;
   if (indexer) {
     indexer.addSource(COMMONS_COLLECTION, service.textSource());

@@ -13,10 +13,15 @@ import { newId } from '../../lib/ids';
 import { tierOf } from '../../lib/tiers';
 import { textForEmbedding, type Embedder } from '../../infra/embeddings';
 import type { VectorIndex, VectorIndexer } from '../../infra/vectors';
+import type { LexicalIndex } from '../../infra/lexical';
+import { prepareHybrid } from '../../infra/vectors/hybrid';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../infra/db/schema';
+import type { Trx } from '../memory/store';
 import type { CommonsEntriesTable } from '../../infra/db/tables/memory';
 import { MAX_VALUE_BYTES } from '../memory/schemas';
 import { serializeValue } from '../memory/service';
-import { similarityOf } from '../memory/semantic';
+import { EMBED_SOURCE_MAX_CHARS, LEXICAL_MAX_CHARS } from '../memory/semantic';
 import type { CommonsStore } from './store';
 import { trimBlank } from '../../lib/text';
 
@@ -32,6 +37,9 @@ export interface CommonsDeps {
   embedder?: Embedder;
   index?: VectorIndex;
   indexer?: VectorIndexer;
+  lexical: LexicalIndex;
+  db: Kysely<Database>;
+  catchUpMs?: number;
 }
 
 const notFound = (id: string) => new ApiError(404, 'COMMONS_ENTRY_NOT_FOUND', `No commons entry ${id}`, { entry_id: id });
@@ -61,6 +69,11 @@ const STATS_TTL_MS = 1000;
 export function createCommonsService(deps: CommonsDeps) {
   const { store, clock } = deps;
   const statsCache = new Map<string, { at: number; value: { size: number; contributions: number } }>();
+  /** In the publish's transaction: found by its words at once, by meaning once embedded. */
+  async function indexEntry(trx: Trx, entryId: string, key: string, value: unknown) {
+    await deps.lexical.put(trx, COMMONS_COLLECTION, COMMONS_OWNER, entryId, textForEmbedding(key, value, LEXICAL_MAX_CHARS));
+    await deps.indexer?.enqueue(trx, COMMONS_COLLECTION, COMMONS_OWNER, [entryId]);
+  }
   return {
     async publish(auth: AuthContext, input: { key: string; value: unknown; tags?: string[]; source?: string | null; confidence?: number }) {
       if (!canPublish(auth)) {
@@ -78,7 +91,7 @@ export function createCommonsService(deps: CommonsDeps) {
         tags: JSON.stringify([...new Set(input.tags ?? [])]), source: input.source ?? null, confidence: input.confidence ?? 1,
         vouch_count: 0, created_at: now, updated_at: now, deleted_at: null,
       };
-      await store.insert(row, deps.indexer ? (trx) => deps.indexer!.enqueue(trx, COMMONS_COLLECTION, COMMONS_OWNER, [row.entry_id]) : undefined);
+      await store.insert(row, (trx) => indexEntry(trx, row.entry_id, input.key, input.value));
       statsCache.clear();
       return { status: 'success', entry: entryView(row) };
     },
@@ -105,10 +118,10 @@ export function createCommonsService(deps: CommonsDeps) {
       }
       const limit = q.limit ?? 5;
       const threshold = q.threshold ?? 0.7;
-      let hits;
+      let found;
       try {
-        const [, [vector]] = await Promise.all([indexer.drain(COMMONS_COLLECTION, COMMONS_OWNER), embedder.embed([text])]);
-        hits = await index.query({ collection: COMMONS_COLLECTION, ownerId: COMMONS_OWNER, modelId: embedder.modelId, vector, limit });
+        const { pending, ranked } = await prepareHybrid({ db: deps.db, embedder, index, indexer, lexical: deps.lexical, catchUpMs: deps.catchUpMs }, COMMONS_COLLECTION, COMMONS_OWNER, text);
+        found = { pending, hits: await ranked(limit) };
       } catch (e) {
         const code = (e as { code?: string }).code;
         if (code === 'EMBEDDINGS_UNAVAILABLE' || code === 'VECTOR_INDEX_UNAVAILABLE') {
@@ -117,13 +130,17 @@ export function createCommonsService(deps: CommonsDeps) {
         throw e;
       }
       // Shown to 4 places, and compared as shown: a threshold equal to a shown similarity keeps that hit.
-      const wanted = hits.map((h) => ({ id: h.itemId, similarity: Number(similarityOf(h.cosine).toFixed(4)) })).filter((h) => h.similarity >= threshold);
+      const wanted = found.hits.map((h) => ({ id: h.itemId, similarity: Number(h.similarity.toFixed(4)) })).filter((h) => h.similarity >= threshold);
       const rows = new Map((await store.getMany(wanted.map((h) => h.id))).map((r) => [r.entry_id, r]));
       const results = wanted.flatMap((h) => {
         const r = rows.get(h.id);
         return r ? [{ ...entryView(r), similarity: h.similarity }] : [];
       });
-      return { status: 'success', query: text, results, total_returned: results.length, content_trust: CONTENT_TRUST };
+      return {
+        status: 'success', query: text, results, total_returned: results.length, content_trust: CONTENT_TRUST,
+        // Entries not yet searchable by meaning (found by their words all the same); 0: complete.
+        pending_embeddings: found.pending,
+      };
     },
 
     async vouch(agentId: string, entryId: string) {
@@ -138,7 +155,10 @@ export function createCommonsService(deps: CommonsDeps) {
       const r = await store.get(entryId);
       if (!r) throw notFound(entryId);
       if (r.publisher_id !== agentId) throw new ApiError(403, 'COMMONS_NOT_PUBLISHER', 'Only the publisher of an entry can delete it');
-      await store.remove(entryId, clock.now(), deps.indexer ? (trx) => deps.indexer!.forget(trx, COMMONS_COLLECTION, COMMONS_OWNER, [entryId]) : undefined);
+      await store.remove(entryId, clock.now(), async (trx) => {
+        await deps.lexical.remove(trx, COMMONS_COLLECTION, COMMONS_OWNER, [entryId]);
+        await deps.indexer?.forget(trx, COMMONS_COLLECTION, COMMONS_OWNER, [entryId]);
+      });
       statsCache.clear();
       return { status: 'success', entry_id: entryId, deleted: true };
     },
@@ -158,11 +178,29 @@ export function createCommonsService(deps: CommonsDeps) {
       return value;
     },
 
+    /** Indexes the words of entries published before the lexical index existed, 500 per transaction. */
+    async backfillLexical(): Promise<number> {
+      let total = 0;
+      for (;;) {
+        const n = await deps.db.transaction().execute(async (trx) => {
+          const rows = await trx.selectFrom('commons_entries as e').select(['e.entry_id', 'e.key', 'e.value'])
+            .where('e.deleted_at', 'is', null)
+            .where(({ not, exists, selectFrom }) => not(exists(selectFrom('lexical_docs as ld').select('ld.id')
+              .where('ld.collection', '=', COMMONS_COLLECTION).where('ld.owner_id', '=', COMMONS_OWNER).whereRef('ld.item_id', '=', 'e.entry_id'))))
+            .limit(500).execute();
+          for (const r of rows) await deps.lexical.put(trx, COMMONS_COLLECTION, COMMONS_OWNER, r.entry_id, textForEmbedding(r.key, JSON.parse(r.value), LEXICAL_MAX_CHARS));
+          return rows.length;
+        });
+        total += n;
+        if (n < 500) return total;
+      }
+    },
+
     /** The indexer's text source for commons entries. */
     textSource() {
       return async (_owner: string, ids: string[]) => {
         const rows = await store.getMany(ids);
-        return new Map(rows.map((r) => [r.entry_id, { text: textForEmbedding(r.key, JSON.parse(r.value)), version: 1 }]));
+        return new Map(rows.map((r) => [r.entry_id, { text: textForEmbedding(r.key, JSON.parse(r.value), EMBED_SOURCE_MAX_CHARS), version: 1 }]));
       };
     },
   };

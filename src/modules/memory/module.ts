@@ -10,7 +10,8 @@ import type { VectorRuntime } from '../../infra/vectors/runtime';
 import type { MemoryMeter } from './ports';
 import { memoryRoutes } from './routes';
 import type { EnvelopeBuilder } from '../../http/envelope';
-import { createMemorySemantic, MEMORY_COLLECTION, memoryTextSource } from './semantic';
+import { createLexicalIndex } from '../../infra/lexical';
+import { backfillLexical, createMemorySemantic, MEMORY_COLLECTION, memoryTextSource } from './semantic';
 import { createMemoryService } from './service';
 import { createMemoryStore } from './store';
 import { startSweeper } from './sweeper';
@@ -34,7 +35,10 @@ export function createMemoryModule(deps: MemoryModuleDeps) {
   const limiter = deps.limiter ?? createRateLimiter({ redisUrl: config.core.redisUrl, clock });
   const store = createMemoryStore(deps.database);
   const vectors = deps.vectors;
-  const semantic = createMemorySemantic({ embedder: vectors?.embedder, index: vectors?.index, indexer: vectors?.indexer });
+  const lexical = vectors?.lexical ?? createLexicalIndex(deps.database);
+  const semantic = createMemorySemantic({ db: deps.database.db, lexical, embedder: vectors?.embedder, index: vectors?.index, indexer: vectors?.indexer, catchUpMs: vectors?.catchUpMs });
+  // Entries written before the lexical index existed (or while it was off) are indexed in the background.
+  void backfillLexical(store, semantic, clock).catch((e) => deps.log?.('memory lexical indexing could not be completed', e));
   if (vectors?.indexer) {
     vectors.indexer.addSource(MEMORY_COLLECTION, memoryTextSource(store, clock));
     // A new model (or vectors lost) → queue what needs (re-)embedding; the indexer works through it.

@@ -13,18 +13,19 @@ export interface MemoryMeter {
   }>;
 }
 
-/** Semantic side of memory (semantic.ts): vectors kept in step with the ledger through an outbox. */
+/** Search side of memory (semantic.ts): a lexical index written with each write, vectors kept in step through an outbox. */
 export interface MemorySemantic {
   /** Why search cannot run (no embedder, no vector index), or undefined when it can. */
   unavailableReason(): string | undefined;
-  /** In the writer's transaction: this key needs a (new) vector. */
-  enqueue(trx: Trx, agentId: string, key: string): Promise<void>;
+  /** In the writer's transaction: indexes the key's words and queues its (new) vector. */
+  indexWrite(trx: Trx, agentId: string, key: string, value: unknown, opts?: { wordsOnly?: boolean }): Promise<void>;
   /** In the writer's transaction: these keys have no live value any more. */
   forget(trx: Trx, agentId: string, keys: string[]): Promise<void>;
   /**
-   * Prepares a search: finishes the agent's pending writes (read-your-writes) and embeds the query,
-   * once; the function answers the `k` nearest keys of this agent, nearest first, as often as asked
-   * (the service asks for more when some of the first are no longer live).
+   * Prepares a search (never waiting on the embedding backlog): embeds the query and the agent's few
+   * newest pending items within a small budget. `pending`: the agent's items not yet searchable by
+   * meaning (found by words all the same). `ranked(k)` answers the `k` best keys, best first, as
+   * often as asked (the service asks for more when some of the first are no longer live).
    */
-  nearest(agentId: string, query: string): Promise<(k: number) => Promise<{ key: string; similarity: number }[]>>;
+  nearest(agentId: string, query: string): Promise<{ pending: number; ranked(k: number): Promise<{ key: string; similarity: number }[]> }>;
 }

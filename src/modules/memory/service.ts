@@ -124,7 +124,7 @@ export function createMemoryService(deps: MemoryServiceDeps) {
         refuseOverCaps(tier, c, bytes, replaced, true);
       }, {
         charge: deps.meter ? (trx) => deps.meter!.chargeWrite(trx, caller.agentId, caller.tier) : undefined,
-        afterWrite: deps.semantic ? (trx) => deps.semantic!.enqueue(trx, caller.agentId, key) : undefined,
+        afterWrite: deps.semantic ? (trx) => deps.semantic!.indexWrite(trx, caller.agentId, key, input.value) : undefined,
       });
       if (result.outOfWrites) refuseOverCaps(tier, { ...result.counters, writes: tier.memoryWritesPerMonth ?? 0 }, 0, 0, false);
       return {
@@ -208,14 +208,14 @@ export function createMemoryService(deps: MemoryServiceDeps) {
           throw e;
         }
       };
-      const nearest = await upstream(() => deps.semantic!.nearest(caller.agentId, text));
+      const { pending, ranked } = await upstream(() => deps.semantic!.nearest(caller.agentId, text));
       const now = clock.now();
       // The index may still hold keys that are not live (expired until the sweeper runs) or under the
       // importance floor: ask for more candidates while they could still fill `limit`.
       let k = minRank > 1 ? Math.min(100, limit * 5) : limit;
       let results: (ReturnType<typeof entryView> & { similarity: number })[] = [];
       for (;;) {
-        const hits = await upstream(() => nearest(k));
+        const hits = await upstream(() => ranked(k));
         // Shown to 4 places, and compared as shown: a threshold equal to a shown similarity keeps that hit.
         const wanted = hits.map((h) => ({ key: h.key, similarity: Number(h.similarity.toFixed(4)) })).filter((h) => h.similarity >= threshold);
         const rows = new Map((await store.getMany(caller.agentId, wanted.map((h) => h.key), now)).map((r) => [r.key, r]));
@@ -238,6 +238,8 @@ export function createMemoryService(deps: MemoryServiceDeps) {
         total_returned: results.length,
         content_trust: CONTENT_TRUST,
         usage: usageOf(counted, tierOf(caller.tier)),
+        // This agent's entries not yet searchable by meaning (found by their words all the same); 0: complete.
+        pending_embeddings: pending,
       };
     },
 

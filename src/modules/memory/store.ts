@@ -317,6 +317,22 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
       return new Map(rows.map((r) => [r.key, { value: r.value as string, version: r.version }]));
     },
 
+    /** The database (the lexical backfill runs its own transactions). */
+    db,
+
+    /** Live entries of any agent without a lexical index row (written before the index existed). */
+    async entriesWithoutLexical(now: number, limit: number, q: Kysely<Database> | Trx = db) {
+      return q.selectFrom('memory_heads as h')
+        .innerJoin('memory_versions as v', (j) => j.onRef('v.agent_id', '=', 'h.agent_id').onRef('v.key', '=', 'h.key').onRef('v.version', '=', 'h.version'))
+        .select(['h.agent_id', 'h.key', 'v.value'])
+        .where(live(now))
+        .where(({ not, exists, selectFrom }) => not(exists(
+          selectFrom('lexical_docs as ld').select('ld.id')
+            .where('ld.collection', '=', 'memory').whereRef('ld.owner_id', '=', 'h.agent_id').whereRef('ld.item_id', '=', 'h.key'),
+        )))
+        .limit(limit).execute() as Promise<{ agent_id: string; key: string; value: string }[]>;
+    },
+
     /** Live keys of every agent whose vector is missing or made by another model (re-embedding). */
     async keysNeedingVectors(modelId: string, now: number, limit: number) {
       return db.selectFrom('memory_heads as h')

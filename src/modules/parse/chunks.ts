@@ -6,12 +6,13 @@
  * Deleting the blob drops its chunks and vectors.
  */
 import type { VectorIndexer } from '../../infra/vectors';
+import type { LexicalIndex } from '../../infra/lexical';
 import type { ParseResult } from '../../infra/parsers';
 import type { ParseStore, Trx } from './store';
 
 export const BLOB_CHUNK_COLLECTION = 'blob_chunks';
 
-export type ChunkIndexer = Pick<VectorIndexer, 'enqueue' | 'forget' | 'drain' | 'addSource'>;
+export type ChunkIndexer = Pick<VectorIndexer, 'enqueue' | 'forget' | 'drain' | 'addSource' | 'catchUp' | 'pending'>;
 
 export const chunkItemId = (blobId: string, index: number) => `${blobId}:${index}`;
 
@@ -33,19 +34,25 @@ export function chunkTextSource(store: ParseStore) {
 
 export async function storeChunks(
   trx: Trx, store: ParseStore, indexer: ChunkIndexer | undefined,
-  at: { agentId: string; blobId: string; parseId: string; now: number }, result: Pick<ParseResult, 'chunks'>,
+  at: { agentId: string; blobId: string; parseId: string; now: number }, result: Pick<ParseResult, 'chunks'>, lexical?: LexicalIndex,
 ): Promise<void> {
   const chunks = result.chunks.filter((c) => c.text.trim().length > 0);
   const { gone, kept } = await store.replaceChunks(trx, at.agentId, at.blobId, at.parseId, chunks, at.now);
+  if (lexical) {
+    // The chunks' words are searchable as soon as the parse commits.
+    await lexical.remove(trx, BLOB_CHUNK_COLLECTION, at.agentId, gone.map((i) => chunkItemId(at.blobId, i)));
+    if (kept > 0) for (const c of chunks) await lexical.put(trx, BLOB_CHUNK_COLLECTION, at.agentId, chunkItemId(at.blobId, c.index), c.text);
+  }
   if (!indexer) return;
   await indexer.forget(trx, BLOB_CHUNK_COLLECTION, at.agentId, gone.map((i) => chunkItemId(at.blobId, i)));
   // None kept when the blob was deleted meanwhile.
   if (kept > 0) await indexer.enqueue(trx, BLOB_CHUNK_COLLECTION, at.agentId, chunks.map((c) => chunkItemId(at.blobId, c.index)));
 }
 
-export async function dropChunks(store: ParseStore, indexer: ChunkIndexer | undefined, agentId: string, blobId: string): Promise<void> {
+export async function dropChunks(store: ParseStore, indexer: ChunkIndexer | undefined, agentId: string, blobId: string, lexical?: LexicalIndex): Promise<void> {
   await store.db.transaction().execute(async (trx) => {
     const gone = await store.deleteChunks(trx, agentId, blobId);
+    await lexical?.remove(trx, BLOB_CHUNK_COLLECTION, agentId, gone.map((i) => chunkItemId(blobId, i)));
     await indexer?.forget(trx, BLOB_CHUNK_COLLECTION, agentId, gone.map((i) => chunkItemId(blobId, i)));
   });
 }

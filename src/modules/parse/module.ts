@@ -18,6 +18,7 @@ import { callbackJobHandler, parseJobHandler } from './jobs';
 import type { BlobsPort, ParseMeter, SearchUsageReader, TierResolver } from './ports';
 import { parseRoutes } from './routes';
 import { createBlobSearch } from './search';
+import { createLexicalIndex } from '../../infra/lexical';
 import { CALLBACK_QUEUE, createParseService, PARSE_QUEUE } from './service';
 import { createParseStore } from './store';
 
@@ -28,7 +29,7 @@ export interface ParseModuleDeps {
   envelope: EnvelopeBuilder;
   blobs: BlobsPort & { onDeleted(l: (agentId: string, blobId: string) => Promise<void>): void };
   limiter: RateLimiter;
-  vectors?: Pick<VectorRuntime, 'embedder' | 'index' | 'indexer'>;
+  vectors?: Pick<VectorRuntime, 'embedder' | 'index' | 'indexer'> & { lexical?: VectorRuntime['lexical']; catchUpMs?: number };
   meter?: ParseMeter;
   usage?: SearchUsageReader;
   tierFor?: TierResolver;
@@ -64,10 +65,11 @@ export function createParseModule(deps: ParseModuleDeps) {
     onError: (m, e) => deps.log?.(m, e),
   });
   const indexer = deps.vectors?.embedder ? deps.vectors.indexer : undefined;
+  const lexical = deps.vectors?.lexical ?? createLexicalIndex(deps.database);
   indexer?.addSource(BLOB_CHUNK_COLLECTION, chunkTextSource(store));
   const upgradeUrl = config.billing.billingPageUrl ?? `${baseUrl}/billing`;
   const service = createParseService({
-    store, blobs: deps.blobs, parser, queue, client, limiter: deps.limiter, clock, meter: deps.meter, indexer,
+    store, blobs: deps.blobs, parser, queue, client, limiter: deps.limiter, clock, meter: deps.meter, indexer, lexical,
     tierFor: deps.tierFor, baseUrl, upgradeUrl, log: deps.log,
     settings: {
       syncMaxBytes: b.parseSyncMaxBytes,
@@ -81,9 +83,9 @@ export function createParseModule(deps: ParseModuleDeps) {
   const jobDeps = { store, blobs: deps.blobs, parser, service, client, clock, baseUrl, callbackTimeoutMs: b.callbackTimeoutMs, meter: deps.meter };
   queue.register(PARSE_QUEUE, parseJobHandler(jobDeps));
   queue.register(CALLBACK_QUEUE, { ...callbackJobHandler(jobDeps), retry: { baseMs: b.callbackRetryBaseSeconds * 1000, maxMs: 6 * HOUR } });
-  deps.blobs.onDeleted((agentId, blobId) => dropChunks(store, indexer, agentId, blobId));
+  deps.blobs.onDeleted((agentId, blobId) => dropChunks(store, indexer, agentId, blobId, lexical));
   const search = createBlobSearch({
-    store, blobs: deps.blobs, embedder: deps.vectors?.embedder, index: deps.vectors?.index, indexer,
+    store, blobs: deps.blobs, embedder: deps.vectors?.embedder, index: deps.vectors?.index, indexer, lexical, db: deps.database.db, catchUpMs: deps.vectors?.catchUpMs,
     meter: deps.meter, usage: deps.usage, baseUrl, log: deps.log,
   });
 

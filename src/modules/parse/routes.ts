@@ -75,6 +75,8 @@ export const parseRoutes = (deps: ParseRouteDeps): FastifyPluginAsyncTypebox => 
       usage: r.usage,
       cached: false,
       response_time_ms: Math.round(performance.now() - started),
+      // Chunks of this agent not yet searchable by meaning (found by their words all the same); 0: complete.
+      pending_embeddings: r.pending_embeddings,
       _svc: await envelope.build({ fields: { search_id: r.search_id, ...(r.svcUsage ? { usage: r.svcUsage } : {}) } }),
     };
   });

@@ -10,6 +10,10 @@
 import { ApiError } from '../../http/errors';
 import type { Embedder } from '../../infra/embeddings';
 import type { VectorIndex } from '../../infra/vectors';
+import type { LexicalIndex } from '../../infra/lexical';
+import { prepareHybrid } from '../../infra/vectors/hybrid';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../infra/db/schema';
 import { newId } from '../../lib/ids';
 import { BLOB_CHUNK_COLLECTION, parseItemId, type ChunkIndexer } from './chunks';
 import type { BlobsPort, Caller, ParseMeter, SearchUsageReader } from './ports';
@@ -27,6 +31,9 @@ export interface BlobSearchDeps {
   embedder?: Embedder;
   index?: VectorIndex;
   indexer?: ChunkIndexer;
+  lexical: LexicalIndex;
+  db: Kysely<Database>;
+  catchUpMs?: number;
   meter?: ParseMeter;
   usage?: SearchUsageReader;
   baseUrl: string;
@@ -59,15 +66,17 @@ export function createBlobSearch(deps: BlobSearchDeps) {
       if (why) throw new ApiError(503, 'BLOB_SEARCH_UNAVAILABLE', `Blob search is not available on this host: ${why}`);
       const charge = await deps.meter?.charge(caller.agentId, 'blob_search', { tier: caller.tier });
       let hits;
+      let pending = 0;
       try {
-        const [, [vector]] = await Promise.all([indexer!.drain(BLOB_CHUNK_COLLECTION, caller.agentId), embedder!.embed([text])]);
-        hits = await index!.query({ collection: BLOB_CHUNK_COLLECTION, ownerId: caller.agentId, modelId: embedder!.modelId, vector: vector!, limit });
+        const prepared = await prepareHybrid({ db: deps.db, embedder, index, indexer, lexical: deps.lexical, catchUpMs: deps.catchUpMs }, BLOB_CHUNK_COLLECTION, caller.agentId, text);
+        pending = prepared.pending;
+        hits = await prepared.ranked(limit);
       } catch (e) {
         await charge?.refund();
         deps.log?.('blob search failed', e);
         throw new ApiError(503, 'BLOB_SEARCH_UNAVAILABLE', 'Blob search failed upstream (embeddings or vector index); try again later');
       }
-      const kept = hits.map((h) => ({ key: parseItemId(h.itemId), similarity: similarityOf(h.cosine) }))
+      const kept = hits.map((h) => ({ key: parseItemId(h.itemId), similarity: h.similarity }))
         .filter((h): h is { key: { blobId: string; index: number }; similarity: number } => !!h.key && h.similarity >= threshold);
       const chunks = new Map((await deps.store.chunks(caller.agentId, kept.map((h) => h.key))).map((c) => [`${c.blob_id}:${c.chunk_index}`, c]));
       const blobs = new Map<string, Awaited<ReturnType<BlobsPort['find']>> | null>();
@@ -102,7 +111,7 @@ export function createBlobSearch(deps: BlobSearchDeps) {
           balanceUnits: balanceUnitsOf(charge.usage.credits_remaining_usd), tierName: charge.tier, counts: charge.poolCounts,
         })
         : null;
-      return { search_id: newId(), query: text, results, usage, svcUsage: charge?.usage ?? null };
+      return { search_id: newId(), query: text, results, usage, svcUsage: charge?.usage ?? null, pending_embeddings: pending };
     },
   };
 }

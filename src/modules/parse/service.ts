@@ -17,6 +17,7 @@ import { iso, type Clock } from '../../lib/clock';
 import { tierOf } from '../../lib/tiers';
 import { callbackBody, sendCallback, signCallback } from './callbacks';
 import { storeChunks, type ChunkIndexer } from './chunks';
+import type { LexicalIndex } from '../../infra/lexical';
 import { parseBlob } from './executor';
 import type { BlobsPort, Caller, ParseMeter, TierResolver } from './ports';
 import type { ParseRow, ParseStore } from './store';
@@ -41,6 +42,8 @@ export interface ParseServiceDeps {
   clock: Clock;
   meter?: ParseMeter;
   indexer?: ChunkIndexer;
+  /** The lexical index: chunk words are written with the parse's result. */
+  lexical?: LexicalIndex;
   tierFor?: TierResolver;
   baseUrl: string;
   upgradeUrl: string;
@@ -104,7 +107,7 @@ export function createParseService(deps: ParseServiceDeps) {
       }
       const moved = row.status === 'complete' ? (await store.insert(row, trx), true) : await store.complete(trx, row.parse_id, resultJson, now);
       if (!moved) return false;
-      await storeChunks(trx, store, deps.indexer, { agentId: row.agent_id, blobId: row.blob_id, parseId: row.parse_id, now }, result);
+      await storeChunks(trx, store, deps.indexer, { agentId: row.agent_id, blobId: row.blob_id, parseId: row.parse_id, now }, result, deps.lexical);
       if (row.callback_url) {
         await deps.queue.enqueue(CALLBACK_QUEUE, { parse_id: row.parse_id }, { dedupeKey: callbackJobKey(row.parse_id), maxAttempts: s.callbackMaxAttempts, trx });
       }

@@ -1,0 +1,117 @@
+/**
+ * Hybrid retrieval shared by memory, commons and blob search: the lexical index (BM25, written in
+ * the item's own transaction) and the vector index (filled by the indexer), fused into one ranked
+ * list with one similarity in 0..1. Design, calibration and measurements: docs/memory.md, "Hybrid
+ * search".
+ *
+ * A search never waits on the embedding backlog: it embeds the query and, at query priority, at
+ * most CATCH_UP_ITEMS of the owner's newest pending items within CATCH_UP_BUDGET_MS (read-your-writes
+ * by meaning when the backlog is small); everything else pending is still found by its words, and
+ * `pending` tells the caller how many items are not yet searchable by meaning.
+ *
+ * Fusion (per item; a long item's vector score is its best chunk's):
+ *   v = (1 + cosine) / 2                      the vector half, 0..1 (0.5 when the item has no vector yet)
+ *   m = BM25 ÷ Σ IDF(query terms), ≤ 1        the lexical half, 0..1 (0 when no query word matches)
+ *   similarity = 1 − (1 − v)·(1 − LEXICAL_WEIGHT·m)
+ * a "noisy OR": either half alone can carry a hit, both together rank it higher. Ranked by it.
+ */
+import { allChunkIds, itemOfChunk, type Embedder } from '../embeddings';
+import type { LexicalIndex } from '../lexical';
+import type { VectorIndexer } from './indexer';
+import { fromBytes, type VectorIndex } from './types';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema';
+
+/** Pending items of the searcher embedded before answering, at most, and the time allowed for it. */
+export const CATCH_UP_ITEMS = 8;
+export const CATCH_UP_BUDGET_MS = 150;
+/** Weight of the lexical half in the fusion (bench/retrieval: see docs/memory.md). */
+export const LEXICAL_WEIGHT = 0.6;
+
+export type RetrievalMode = 'hybrid' | 'lexical' | 'vector';
+
+export interface HybridHit {
+  itemId: string;
+  similarity: number;
+  /** Best chunk's cosine; undefined when the item has no vector (yet). */
+  cosine?: number;
+  /** Lexical half, 0..1. */
+  match: number;
+}
+
+export interface HybridDeps {
+  db: Kysely<Database>;
+  embedder?: Embedder;
+  index?: VectorIndex;
+  indexer?: Pick<VectorIndexer, 'catchUp' | 'pending'>;
+  lexical: LexicalIndex;
+  /** Time a search waits for its owner's newest pending items after its query is embedded (SVC_SEARCH_EMBED_WAIT_MS). */
+  catchUpMs?: number;
+}
+
+export const vectorHalf = (cosine: number | undefined) => (cosine === undefined ? 0.5 : Math.min(1, Math.max(0, (1 + cosine) / 2)));
+export const fuse = (cosine: number | undefined, match: number) => 1 - (1 - vectorHalf(cosine)) * (1 - LEXICAL_WEIGHT * match);
+
+/**
+ * Prepares one search: the query's vector and the catch-up run together. Returns how many items of
+ * the owner are still pending, and a ranker giving the best `k` items (ask again with a larger k
+ * when filters drop some).
+ */
+export async function prepareHybrid(deps: HybridDeps, collection: string, ownerId: string, query: string, mode: RetrievalMode = 'hybrid') {
+  const { embedder, index, indexer, lexical } = deps;
+  const useVectors = mode !== 'lexical' && embedder && index;
+  const queryVector = useVectors ? embedder.embed([query], { priority: 'query' }).then((v) => v[0]!) : Promise.resolve(undefined);
+  const [vector] = await Promise.all([
+    queryVector,
+    useVectors && indexer ? indexer.catchUp(collection, ownerId, CATCH_UP_ITEMS, deps.catchUpMs ?? CATCH_UP_BUDGET_MS, queryVector).catch(() => undefined) : undefined,
+  ]);
+  const pending = useVectors && indexer ? await indexer.pending(collection, ownerId) : 0;
+
+  async function ranked(k: number): Promise<HybridHit[]> {
+    const depth = Math.min(500, Math.max(50, k * 4));
+    const [lex, near] = await Promise.all([
+      mode === 'vector' ? Promise.resolve([]) : lexical.query(collection, ownerId, query, depth),
+      vector && index ? index.query({ collection, ownerId, modelId: embedder!.modelId, vector, limit: depth * 2 }) : Promise.resolve([]),
+    ]);
+    const cos = new Map<string, number>();
+    for (const h of near) {
+      const item = itemOfChunk(h.itemId);
+      if (!cos.has(item) || cos.get(item)! < h.cosine) cos.set(item, h.cosine);
+    }
+    const match = new Map(lex.map((h) => [h.itemId, h.match]));
+    // Lexical hits the vector list did not reach: their exact cosine from their stored vectors.
+    if (vector && mode === 'hybrid') {
+      const missing = lex.map((h) => h.itemId).filter((id) => !cos.has(id));
+      for (const [item, c] of await cosinesOf(deps.db, collection, ownerId, embedder!.modelId, vector, missing)) cos.set(item, c);
+    }
+    const items = new Set<string>([...(mode === 'lexical' ? [] : cos.keys()), ...match.keys()]);
+    const hits: HybridHit[] = [];
+    for (const itemId of items) {
+      const c = cos.get(itemId);
+      const m = match.get(itemId) ?? 0;
+      const similarity = mode === 'lexical' ? m : mode === 'vector' ? vectorHalf(c) : fuse(c, m);
+      hits.push({ itemId, similarity, cosine: c, match: m });
+    }
+    hits.sort((a, b) => b.similarity - a.similarity || (a.itemId < b.itemId ? -1 : 1));
+    return hits.slice(0, k);
+  }
+  return { pending, ranked };
+}
+
+/** Best-chunk cosine of the given items from their stored vectors (items without one are absent). */
+async function cosinesOf(db: Kysely<Database>, collection: string, ownerId: string, modelId: string, q: Float32Array, items: string[]) {
+  const out = new Map<string, number>();
+  if (items.length === 0) return out;
+  const rows = await db.selectFrom('vector_items').select(['item_id', 'embedding'])
+    .where('collection', '=', collection).where('owner_id', '=', ownerId).where('model_id', '=', modelId)
+    .where('item_id', 'in', items.flatMap(allChunkIds)).execute();
+  for (const r of rows) {
+    const v = fromBytes(r.embedding);
+    if (v.length !== q.length) continue;
+    let dot = 0;
+    for (let i = 0; i < v.length; i++) dot += v[i]! * q[i]!;
+    const item = itemOfChunk(r.item_id);
+    if (!out.has(item) || out.get(item)! < dot) out.set(item, dot);
+  }
+  return out;
+}
