@@ -18,6 +18,7 @@ import { identityRoutes } from './modules/identity/routes';
 import { createRouteTable } from './modules/discovery/route-table';
 import { registerOpenApi } from './modules/discovery/openapi';
 import { createToolCatalog } from './modules/discovery/tool-defs';
+import { hostFeatures, toolHostNotes } from './modules/discovery/host-features';
 import { discoveryRoutes } from './modules/discovery/routes';
 import { toolRoutes } from './modules/discovery/tool-routes';
 import { openApiRoutes } from './modules/discovery/openapi-routes';
@@ -123,7 +124,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // Discovery sees every route registered after this line (route table, OpenAPI, MCP tools).
   const routeTable = createRouteTable(app);
   await registerOpenApi(app, { baseUrl: config.core.baseUrl, table: routeTable });
-  const toolCatalog = createToolCatalog(routeTable, config.core.baseUrl);
+  const toolCatalog = createToolCatalog(routeTable, config.core.baseUrl, toolHostNotes(hostFeatures(config)));
 
   // ---- modules ----
   await app.register(identityRoutes({ identity, envelope, baseUrl: config.core.baseUrl }));

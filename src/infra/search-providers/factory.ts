@@ -49,6 +49,27 @@ export function createFallbackSearch(cfg: SearchConfig, dispatcher?: Dispatcher)
   return new FallbackSearch({ primary, fallback, primaryName: cfg.primary });
 }
 
+/** Whether web search works on this host, and if not, why and which setting turns it on. */
+export interface WebSearchStatus {
+  available: boolean;
+  /** The provider that answers first (null: none configured). */
+  primary: SearchProviderName | null;
+  /** The provider that answers when the primary fails (null: none). */
+  fallback: SearchProviderName | null;
+  /** Why web search is unavailable, naming the settings an operator sets; null when available. */
+  reason: string | null;
+}
+
+export function webSearchStatus(cfg: SearchConfig): WebSearchStatus {
+  const settings = 'SVC_SEARCH_PRIMARY (searxng, brave or tavily) and its URL or key (SVC_SEARXNG_URL, SVC_BRAVE_API_KEY or SVC_TAVILY_API_KEY)';
+  if (cfg.primary === 'none') return { available: false, primary: null, fallback: null, reason: `no web search provider is configured on this host; the operator sets ${settings}` };
+  if (!createSearchProvider(cfg.primary, cfg)) {
+    return { available: false, primary: null, fallback: null, reason: `SVC_SEARCH_PRIMARY is ${cfg.primary} but ${ENV_OF[cfg.primary]} is not set on this host` };
+  }
+  const fallback = createFallbackSearch(cfg).fallback?.name as SearchProviderName | undefined;
+  return { available: true, primary: cfg.primary, fallback: fallback ?? null, reason: null };
+}
+
 /** Human-readable reasons why the configured search will not behave as the operator may expect. */
 export function searchSetupWarnings(cfg: SearchConfig): string[] {
   const out: string[] = [];

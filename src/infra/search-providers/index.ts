@@ -9,7 +9,7 @@ export { LruSearchCache, normaliseQuery, searchCacheKey, SEARCH_CACHE_PREFIX, ty
 export { RedisSearchCache, createCacheRedisClient, type RedisSearchCacheOptions } from './redis-cache';
 export { CachedSearch, isCachedAnswer, type CachedAnswer, type CachedOutcome } from './cached-search';
 export {
-  createSearchProvider, createFallbackSearch, createSearchCache, createWebSearch, searchSetupWarnings,
-  type SearchConfig, type SearchCacheHandle, type SearchCacheDeps,
+  createSearchProvider, createFallbackSearch, createSearchCache, createWebSearch, searchSetupWarnings, webSearchStatus,
+  type SearchConfig, type WebSearchStatus, type SearchCacheHandle, type SearchCacheDeps,
 } from './factory';
 export type { ProviderHttpOptions } from './http';

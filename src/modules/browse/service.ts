@@ -106,7 +106,7 @@ export function createBrowseService(deps: BrowseServiceDeps) {
             { available_at: iso(caller.createdAt + deps.probation.windowMs) });
         }
         if (!deps.renderer.configured) {
-          throw new ApiError(503, 'BROWSE_PROVIDER_UNCONFIGURED', 'Dynamic browse is not available on this host (no Chromium configured); use mode static');
+          throw new ApiError(503, 'BROWSE_PROVIDER_UNCONFIGURED', 'Dynamic browse is not available on this host (no Chromium: the operator installs one or sets SVC_CHROMIUM_PATH); use mode static');
         }
       }
       const url = (await web(() => deps.fetcher.validatePublicUrl(checked.href))).href;

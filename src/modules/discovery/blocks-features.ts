@@ -3,12 +3,12 @@
  * memory, documents, commons and MCP. Allowed values and bounds are read from the live route
  * schemas (schema-facts.ts), limits from the configuration and the tier table.
  */
-import { resolveChromiumPath } from '../../infra/renderer/chromium';
 import { credibilityScore } from '../../infra/search-providers/credibility';
 import { MAX_NOTE_CHARS } from '../feedback/schemas';
 import { TIERS } from '../../lib/tiers';
 import { MAX_TTL_SECONDS, MAX_VALUE_BYTES } from '../memory/schemas';
 import type { BlockContext } from './blocks-core';
+import { hostFeatures } from './host-features';
 import { boundsOf, endpointsMatching, enumOf, fieldSchema } from './schema-facts';
 import { TOOL_SPECS, toolFile, toolName, toolServed } from './tool-map';
 
@@ -30,6 +30,19 @@ export function credibilityScoringBlock({ config }: BlockContext) {
   };
 }
 
+/** Web search on this host: whether a provider answers, which, and if none, why (the settings to set). */
+export function webSearchBlock({ config, table }: BlockContext) {
+  const s = hostFeatures(config).web_search;
+  return {
+    available: s.available,
+    primary_provider: s.primary,
+    fallback_provider: s.fallback,
+    unavailable_reason: s.reason,
+    unavailable_error: s.available ? null : { status: 503, error_code: 'SEARCH_PROVIDER_UNCONFIGURED' },
+    endpoints: endpointsMatching(table, /^\/v1\/search$/),
+  };
+}
+
 export function feedbackBlock({ table }: BlockContext) {
   const f = (field: string) => fieldSchema(table, 'POST', '/v1/feedback', 'body', field);
   return {
@@ -43,10 +56,12 @@ export function feedbackBlock({ table }: BlockContext) {
 }
 
 export function browserBlock({ config, table }: BlockContext) {
+  const dynamic = hostFeatures(config).dynamic_browse;
   return {
     modes: enumOf(fieldSchema(table, 'POST', '/v1/browse', 'body', 'mode')) ?? ['static', 'dynamic'],
     // The renderer's own rule: unset means /usr/bin/chromium when it exists (else BROWSE_PROVIDER_UNCONFIGURED).
-    dynamic_mode_configured: resolveChromiumPath(config.web.chromiumPath) !== undefined,
+    dynamic_mode_configured: dynamic.available,
+    dynamic_mode_unavailable_reason: dynamic.reason,
     robots_txt: 'enforced, no exceptions (BROWSE_ROBOTS_DISALLOW)',
     public_web_only: true,
     max_response_bytes: config.web.browseMaxBytes,

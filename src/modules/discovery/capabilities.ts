@@ -9,7 +9,7 @@ import {
   type BlockContext,
 } from './blocks-core';
 import {
-  browserBlock, commonsBlock, credibilityScoringBlock, documentStorageBlock, feedbackBlock, memoryLedgerBlock, mcpBlock,
+  browserBlock, commonsBlock, credibilityScoringBlock, documentStorageBlock, feedbackBlock, memoryLedgerBlock, mcpBlock, webSearchBlock,
 } from './blocks-features';
 import {
   consolidationPolicyBlock, covenantBlock, directoryBlock, disputeBlock, journalBlock, passportBlock, policyBindingsBlock,
@@ -27,6 +27,8 @@ export function capabilitiesDocument(ctx: BlockContext, caller?: { agentId: stri
     rate_limits: rateLimitsBlock(ctx),
     billing_tiers: billingTiersBlock(),
     credibility_scoring: credibilityScoringBlock(ctx),
+    // Beyond the spec's list (additive): whether web search works on this host, and if not why.
+    web_search: webSearchBlock(ctx),
     feedback: feedbackBlock(ctx),
     browser: browserBlock(ctx),
     passport: passportBlock(ctx),

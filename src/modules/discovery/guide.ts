@@ -4,6 +4,7 @@
  * route table (`served: false` marks a step whose route this instance does not have).
  */
 import { SVC_VERSION } from '../../version';
+import type { HostFeature, HostFeatures } from './host-features';
 import type { RouteTable } from './route-table';
 import { TOOL_SPECS, toolName, toolServed } from './tool-map';
 
@@ -71,7 +72,12 @@ function routeFor(table: RouteTable, method: string, path: string) {
   });
 }
 
-export function guideDocument(table: RouteTable, baseUrl: string) {
+/** The host feature a step needs (none: the route alone decides). */
+function featureOf(s: Step, features: HostFeatures): HostFeature | undefined {
+  return s.method === 'GET' && s.path === '/v1/search' ? features.web_search : undefined;
+}
+
+export function guideDocument(table: RouteTable, baseUrl: string, features: HostFeatures) {
   let n = 0;
   return {
     status: 'success',
@@ -97,12 +103,14 @@ export function guideDocument(table: RouteTable, baseUrl: string) {
         auth: route?.auth ?? (s.headers ? 'key' : 'none'),
         summary: route?.summary ?? null,
         served: route !== undefined,
+        // Served but not working on this host (web search without a provider): said here, with the reason.
+        ...(featureOf(s, features)?.available === false ? { available: false, unavailable_reason: featureOf(s, features)?.reason } : {}),
       };
     })),
   };
 }
 
-export function agentTemplate(baseUrl: string, table: RouteTable) {
+export function agentTemplate(baseUrl: string, table: RouteTable, features: HostFeatures) {
   return {
     status: 'success',
     version: SVC_VERSION,
@@ -127,7 +135,11 @@ export function agentTemplate(baseUrl: string, table: RouteTable) {
       },
       passport: { private_key_path: '<where you keep the Ed25519 private key>', key_algorithm: 'ed25519' },
       memory: { key_prefix: '<agent-name>.', default_importance: 'normal', reload_context_on_start: true, context_limit: 10 },
-      search: { num_results: 10, give_feedback: true },
+      search: {
+        num_results: 10, give_feedback: true,
+        available_on_this_host: features.web_search.available,
+        ...(features.web_search.available ? {} : { unavailable_reason: features.web_search.reason }),
+      },
       mcp: {
         url: `${baseUrl}/mcp`,
         transport: 'streamable-http',

@@ -10,6 +10,7 @@ import { agentCardOf, aiAgentDocument, svcAgentCard, type PassportView } from '.
 import type { BlockContext } from './blocks-core';
 import { capabilitiesDocument } from './capabilities';
 import { agentTemplate, guideDocument } from './guide';
+import { hostFeatures } from './host-features';
 import { operatorTermsUrl, termsDocument } from './terms';
 import type { RouteTable } from './route-table';
 
@@ -33,12 +34,12 @@ export const discoveryRoutes = (deps: DiscoveryDeps): FastifyPluginAsyncTypebox 
   app.get('/v1/guide', {
     schema: { summary: 'Step-by-step guide: each step with the request to make', tags: ['discovery'] },
     config: { auth: 'none' },
-  }, async () => guideDocument(table, baseUrl));
+  }, async () => guideDocument(table, baseUrl, hostFeatures(config)));
 
   app.get('/v1/agent-template', {
     schema: { summary: 'Configuration template an agent fills in', tags: ['discovery'] },
     config: { auth: 'none' },
-  }, async () => agentTemplate(baseUrl, table));
+  }, async () => agentTemplate(baseUrl, table, hostFeatures(config)));
 
   app.get('/terms', {
     schema: { summary: 'Terms of service (what agree_to_terms accepts); a redirect when the operator set SVC_TERMS_URL', tags: ['discovery'] },

@@ -25,6 +25,8 @@ export interface ToolDefinition {
   inputSchema: JsonSchema;
   /** True when at least one action's route is served by this instance. */
   available: boolean;
+  /** The tool's description as this host serves it: the spec's, then what is unavailable here (host-features.ts). */
+  description: string;
 }
 
 /** Base64 as the blob tools take it: standard or URL-safe alphabet, padding optional (dispatch.ts decodes exactly this). */
@@ -137,6 +139,7 @@ function derive(spec: ToolSpec, table: RouteTable): ToolDefinition {
     actions: all.map((r) => r.resolved),
     inputSchema,
     available: served.length > 0,
+    description: spec.description,
   };
 }
 
@@ -155,7 +158,7 @@ function fileDocument(d: ToolDefinition, baseUrl: string): Record<string, unknow
     schema_version: 'svc.tool.v1',
     id: d.file.replace(/\.json$/, ''),
     name: d.name,
-    description: d.spec.description,
+    description: d.description,
     inputSchema: d.inputSchema,
     actions: d.actions.map((x) => ({
       action: x.action,
@@ -175,11 +178,12 @@ function fileDocument(d: ToolDefinition, baseUrl: string): Record<string, unknow
   };
 }
 
-export function createToolCatalog(table: RouteTable, baseUrl: string): ToolCatalog {
+/** `hostNotes`: per tool id, what is unavailable on this host (host-features.ts toolHostNotes), added to its description. */
+export function createToolCatalog(table: RouteTable, baseUrl: string, hostNotes: Record<string, string> = {}): ToolCatalog {
   let built: { defs: ToolDefinition[]; files: Map<string, Buffer>; manifest: { body: Buffer; etag: string } } | undefined;
   const build = () => {
     if (built) return built;
-    const defs = TOOL_SPECS.map((s) => derive(s, table));
+    const defs = TOOL_SPECS.map((s) => derive(s, table)).map((d) => (hostNotes[d.spec.id] ? { ...d, description: `${d.description} ${hostNotes[d.spec.id]}` } : d));
     const files = new Map(defs.map((d) => [d.file, Buffer.from(`${JSON.stringify(fileDocument(d, baseUrl), null, 2)}\n`)]));
     const tools = Object.fromEntries(defs.map((d) => [d.file.replace(/\.json$/, ''), sha256Hex(files.get(d.file)!)]));
     const body = Buffer.from(`${JSON.stringify({

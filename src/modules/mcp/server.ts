@@ -28,7 +28,7 @@ export function createMcpServer(app: FastifyInstance, catalog: ToolCatalog, auth
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: served().map((d) => ({
-      name: d.name, description: d.spec.description, inputSchema: d.inputSchema as { type: 'object' },
+      name: d.name, description: d.description, inputSchema: d.inputSchema as { type: 'object' },
       // Per action, what a scoped key needs: a capability URI, 'any', or null (scoped keys refused); public actions are left out.
       _meta: { 'svc/scopes': Object.fromEntries(d.actions.filter((a) => a.route).map((a) => [a.action, scopedKeyNeeds(a.route!)]).filter(([, v]) => v !== undefined)) },
     })),

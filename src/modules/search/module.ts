@@ -6,7 +6,7 @@ import type { Config } from '../../config';
 import { throttled } from '../../lib/throttled';
 import type { EnvelopeBuilder } from '../../http/envelope';
 import type { Clock } from '../../lib/clock';
-import { createWebSearch, searchSetupWarnings } from '../../infra/search-providers';
+import { createWebSearch, searchSetupWarnings, webSearchStatus } from '../../infra/search-providers';
 import type { Metering } from '../billing/metering';
 import type { SearchUsageReader } from './ports';
 import { searchRoutes } from './routes';
@@ -31,6 +31,7 @@ export function createSearchModule(deps: SearchModuleDeps) {
     web: web.search,
     fallback: web.fallback,
     newsDomains: config.search.newsDomains,
+    unconfiguredReason: webSearchStatus(config.search).reason,
     meter: { chargeSearch: (agentId, tier) => deps.metering.charge(agentId, 'search', { tier }) },
     usage: deps.usage,
     log: (msg, err) => log.error({ err }, msg),

@@ -20,6 +20,8 @@ export interface SearchServiceDeps {
   web: { search(q: string, n: number, signal?: () => AbortSignal): Promise<CachedOutcome> };
   fallback: Pick<FallbackSearch, 'primary'>;
   newsDomains: readonly string[];
+  /** Why web search is unavailable on this host, naming the settings (infra/search-providers webSearchStatus); shown in the 503. */
+  unconfiguredReason?: string | null;
   meter: SearchMeter;
   usage: SearchUsageReader;
   log?: (msg: string, err: unknown) => void;
@@ -67,7 +69,9 @@ export function createSearchService(deps: SearchServiceDeps) {
     async search(caller: { agentId: string; tier: string }, q: string, numResults: number, signal?: () => AbortSignal): Promise<SearchAnswer> {
       if (isBlank(q)) throw new ApiError(422, 'VALIDATION_FAILED', 'q must contain a non-space character', { field: 'querystring.q' });
       if (!deps.fallback.primary) {
-        throw toApiError(new SearchProviderError('SEARCH_PROVIDER_UNCONFIGURED', 'none', 'unconfigured', 'no provider'));
+        const e = toApiError(new SearchProviderError('SEARCH_PROVIDER_UNCONFIGURED', 'none', 'unconfigured', 'no provider'));
+        if (deps.unconfiguredReason) e.message = `Web search is not configured on this host: ${deps.unconfiguredReason}`;
+        throw e;
       }
       const charge = await deps.meter.chargeSearch(caller.agentId, caller.tier);
       let out: CachedOutcome;
