@@ -171,7 +171,7 @@ function storableExtract(x: Extracted): Extracted {
     blocks: x.blocks.map((b): Block => (b.type === 'text'
       ? { ...b, text: storableText(b.text) }
       : { ...b, rows: b.rows.map((r) => r.map(storableText)), ...some(b, 'caption'), source: { ...b.source, ...some(b.source, 'sheet'), ...some(b.source, 'heading') } })),
-    meta: Object.fromEntries(Object.entries(x.meta).map(([k, v]) => [k, typeof v === 'string' ? storableText(v) : v])),
+    meta: Object.fromEntries(Object.entries(x.meta).map(([k, v]) => [k, typeof v === 'string' ? storableText(v) : Array.isArray(v) ? v.map((s) => (typeof s === 'string' ? storableText(s) : s)) : v])),
     ...(x.sheets ? { sheets: x.sheets.map((s) => ({ ...s, name: storableText(s.name) })) } : {}),
     warnings: x.warnings.map(storableText),
   };

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createDocumentParser } from './index';
 import { xlsxWorkbook } from '../../../test/fixtures/documents';
-import { altChunkDocx, chartDocx, entryOrder, formattedWorkbook, imageOnlyPdf, pdfLayoutCases, rezip, rubyDocx, textBoxWorkbook } from '../../../test/fixtures/fidelity';
+import { altChunkDocx, chartDocx, cjkPdf, entryOrder, formattedWorkbook, imageOnlyPdf, pdfLayoutCases, rezip, rubyDocx, textBoxWorkbook, xmpPdf } from '../../../test/fixtures/fidelity';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const CSV = 'text/csv';
@@ -143,6 +143,29 @@ describe('PDF text as laid out', () => {
     const r = await parser.parse(file('layout.pdf', await pdfLayoutCases()), PDF);
     // Lines 30 points apart are paragraphs; the note follows the page's text.
     expect(r.pages![0]!.text).toBe('The 240th anniversary was marked.\n\nHere is spaced text\n\nA plain line.\n\nNote (Reviewer): Check the date with the archive.');
+  });
+});
+
+describe('PDF CJK text through predefined CMaps', () => {
+  test('Japanese, Chinese and Korean read through the shipped CMaps, also when a font names another collection', async () => {
+    const r = await parser.parse(file('cjk.pdf', await cjkPdf()), PDF);
+    // Before: the Chinese line (font claiming Adobe-Japan1) was 中文文本 → 奩滅滅Д mojibake, and the
+    // katakana line (font claiming Adobe-Identity) was missing.
+    expect(r.text).toBe('日本語のテキストです。\n中文文本，简体字。\nカタカナとひらがな\n한국어 텍스트\n北京欢迎你');
+    expect(r.metadata.warnings).toEqual([]);
+  });
+});
+
+describe('PDF metadata', () => {
+  test('XMP title and every author are preferred to the Info dictionary', async () => {
+    const r = await parser.parse(file('xmp.pdf', await xmpPdf()), PDF);
+    expect(r.metadata).toMatchObject({
+      title: 'Annual Report 2024 & Outlook',
+      author: 'Ann Lee; Bo Chen; Chiara Rossi',
+      authors: ['Ann Lee', 'Bo Chen', 'Chiara Rossi'],
+      created_at: '2024-03-01T10:00:00.000Z',
+    });
+    expect(r.text).toBe('Body text.');
   });
 });
 

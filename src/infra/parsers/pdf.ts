@@ -10,22 +10,16 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { open } from 'node:fs/promises';
 import type { Extracted, TextBlock } from './assemble';
-import { keepBuiltins } from './builtins.mjs';
+import { loadPdfjs } from './pdfjs.mjs';
 import type { Budget } from './budget';
 import { describeBytes, indexOf } from './detect';
 import { corrupt, describeError, ParseFailure, tooLarge } from './errors';
+import { unescapeXml } from './ooxml';
 
-type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
-let pdfjs: Promise<PdfJs> | undefined;
-// The fake worker is loaded up front too (a child process's bootstrap already did both), so that
-// keepBuiltins can undo the built-ins pdfjs' polyfills replace, for the worker bundle as well.
-const load = () => (pdfjs ??= keepBuiltins(async () => {
-  const lib = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const scope = globalThis as { pdfjsWorker?: unknown };
-  // @ts-expect-error pdfjs-dist ships no types for its worker bundle
-  scope.pdfjsWorker ??= await import('pdfjs-dist/legacy/build/pdf.worker.mjs');
-  return lib;
-}));
+// The library and its fake worker, loaded once per process (a child process's bootstrap already
+// did), with pdfjs' polyfilled built-ins undone and its CJK character-collection choice corrected
+// (pdfjs.mjs).
+const load = loadPdfjs;
 
 const packageDir = dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
 const assets = {
@@ -192,23 +186,69 @@ export function annotationText(annotations: Annotation[]): string {
   return lines.join('\n');
 }
 
-async function readMetadata(doc: { getMetadata(): Promise<{ info: object; metadata: { get(name: string): unknown } | null }> }) {
-  const { info, metadata } = await doc.getMetadata().catch(() => ({ info: {} as object, metadata: null }));
+interface PdfMetadata { info: object; metadata: { getRaw(): string } | null }
+
+/**
+ * Title and authors from the XMP packet when it has them (as Tika does: XMP is what current tools
+ * keep up to date, and it holds every author where the Info dictionary has one string), else from
+ * the Info dictionary; the other fields from Info, dates falling back to XMP.
+ */
+async function readMetadata(doc: { getMetadata(): Promise<PdfMetadata> }) {
+  const { info, metadata } = await doc.getMetadata().catch((): PdfMetadata => ({ info: {}, metadata: null }));
   const i = info as Record<string, unknown>;
   const str = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, 1000) : undefined);
-  const xmp = (name: string) => { try { return str(metadata?.get(name)); } catch { return undefined; } };
+  let x: Xmp = {};
+  try { x = xmpFields(metadata?.getRaw() ?? ''); } catch { /* an unreadable packet: Info only */ }
+  const authors = x.authors ?? (str(i.Author) ? [str(i.Author)!] : undefined);
   const fields = {
-    title: str(i.Title) ?? xmp('dc:title'),
-    author: str(i.Author) ?? xmp('dc:creator'),
+    title: x.title ?? str(i.Title),
+    author: authors ? authors.join('; ').slice(0, 1000) : undefined,
+    authors: authors && authors.length > 1 ? authors : undefined,
     subject: str(i.Subject),
     keywords: str(i.Keywords),
     creator: str(i.Creator),
     producer: str(i.Producer),
-    created_at: pdfDate(str(i.CreationDate)),
-    modified_at: pdfDate(str(i.ModDate)),
+    created_at: pdfDate(str(i.CreationDate)) ?? isoDate(x.created),
+    modified_at: pdfDate(str(i.ModDate)) ?? isoDate(x.modified),
     language: str(i.Language),
   };
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+}
+
+interface Xmp { title?: string; authors?: string[]; created?: string; modified?: string }
+
+/**
+ * dc:title (the x-default alternative, else the first), every dc:creator, xmp:CreateDate and
+ * xmp:ModifyDate (element or attribute form) from an XMP packet.
+ */
+export function xmpFields(xml: string): Xmp {
+  if (!xml.includes('rdf:')) return {};
+  const items = (prop: string) => {
+    const m = new RegExp(`<${prop}\\b[^>]*>([\\s\\S]*?)</${prop}>`).exec(xml);
+    if (!m) return [];
+    return [...m[1]!.matchAll(/<rdf:li\b([^>]*)>([\s\S]*?)<\/rdf:li>/g)].map((li) => ({ lang: /xml:lang="([^"]*)"/.exec(li[1]!)?.[1], text: xmlText(li[2]!) }));
+  };
+  const simple = (prop: string) => {
+    const el = new RegExp(`<${prop}>([^<]*)</${prop}>`).exec(xml)?.[1] ?? new RegExp(`\\b${prop}="([^"]*)"`).exec(xml)?.[1];
+    return el === undefined ? undefined : xmlText(el) || undefined;
+  };
+  const titles = items('dc:title').filter((t) => t.text !== '');
+  const title = (titles.find((t) => t.lang === 'x-default') ?? titles[0])?.text;
+  const authors = [...new Set(items('dc:creator').map((c) => c.text).filter((c) => c !== ''))].map((a) => a.slice(0, 1000)).slice(0, 100);
+  return {
+    ...(title ? { title: title.slice(0, 1000) } : {}),
+    ...(authors.length > 0 ? { authors } : {}),
+    ...(simple('xmp:CreateDate') ? { created: simple('xmp:CreateDate') } : {}),
+    ...(simple('xmp:ModifyDate') ? { modified: simple('xmp:ModifyDate') } : {}),
+  };
+}
+
+const xmlText = (s: string) => unescapeXml(s.replace(/<[^>]*>/g, '')).replace(/\s+/g, ' ').trim();
+
+function isoDate(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? undefined : new Date(t).toISOString();
 }
 
 /** `D:20240131120000+01'00'` → ISO 8601, or undefined when it does not parse. */

@@ -145,7 +145,10 @@ export interface ParseMetadata {
   /** CSV records / XLSX rows read from the source (all of them, also when truncated). */
   row_count?: number;
   title?: string;
+  /** Every author, joined by `; ` when there are several (PDF: `authors` lists them). */
   author?: string;
+  /** PDF: the authors when there are more than one (XMP dc:creator). */
+  authors?: string[];
   subject?: string;
   keywords?: string;
   creator?: string;
