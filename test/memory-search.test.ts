@@ -113,15 +113,17 @@ describe('GET /v1/memory/search', () => {
     expect(res.body.results).toEqual([]);
   });
 
-  test('each successful search counts one memory operation, not a write', async () => {
+  test('a search is counted as a search, not as a write: ops_this_month and ops_remaining count writes, as /v1/billing does', async () => {
     const e = await t.registerAgent();
     await t.request('PUT', '/v1/memory/x', { token: e.apiKey, body: { value: 'x' } });
     const s1 = (await t.request('GET', '/v1/memory/stats', { token: e.apiKey })).body;
+    expect(s1).toMatchObject({ ops_this_month: 1, searches_this_month: 0 });
     const res = await search('q=x', e.apiKey);
-    expect(res.body.usage.ops_this_month).toBe(s1.ops_this_month + 1);
-    expect(res.body.usage.ops_remaining).toBe(s1.ops_remaining);
+    expect(res.body.usage).toMatchObject({ ops_this_month: 1, ops_remaining: s1.ops_remaining, searches_this_month: 1 });
     await search('q=', e.apiKey); // refused: not counted
-    expect((await t.request('GET', '/v1/memory/stats', { token: e.apiKey })).body.ops_this_month).toBe(s1.ops_this_month + 1);
+    const s2 = (await t.request('GET', '/v1/memory/stats', { token: e.apiKey })).body;
+    expect(s2).toMatchObject({ ops_this_month: 1, searches_this_month: 1 });
+    expect((await t.request('GET', '/v1/billing', { token: e.apiKey })).body.memory_ops_this_month).toBe(s2.ops_this_month);
   });
 
   test.each([
