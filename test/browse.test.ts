@@ -51,7 +51,7 @@ describe('POST /v1/browse (static)', () => {
     const res = await browse(a.token, { url: `${site.url}/tides` });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const b = res.body;
-    expect(Object.keys(b)).toEqual(['status', 'browse_id', 'url', 'final_url', 'mode', 'http_status', 'content_type', 'title', 'text', 'response_time_ms', 'fetched_at', '_svc']);
+    expect(Object.keys(b)).toEqual(['status', 'browse_id', 'url', 'final_url', 'mode', 'http_status', 'content_type', 'title', 'text', 'byline', 'published_at', 'language', 'site_name', 'response_time_ms', 'fetched_at', '_svc']);
     expect(b).toMatchObject({ status: 'success', url: `${site.url}/tides`, final_url: `${site.url}/tides`, mode: 'static', http_status: 200, title: 'Tides explained' });
     expect(b.content_type).toMatch(/^text\/html/);
     expect(b.text).toContain('two high tides and two low tides each day');
@@ -69,6 +69,29 @@ describe('POST /v1/browse (static)', () => {
     expect(usage.body.pools.browse.calls_this_month).toBe(1);
   });
 
+  test('what the page states about itself (byline, date, language, site name) is in the record and re-read; null where not stated', async () => {
+    site.route('/dated', html(`<!doctype html><html lang="pt_br"><head><title>Marés vivas no estuário | Jornal da Costa</title>
+<meta property="og:site_name" content="Jornal da Costa"><meta name="author" content="Por Inês Prado">
+<meta property="article:published_time" content="2024-03-05T08:30:00-03:00"></head><body>
+<nav><a href="/">Início</a> <a href="/mar">Mar</a></nav><article><h1>Marés vivas no estuário</h1><p class="byline">Por Inês Prado, 5 de março de 2024</p>
+<p>As marés vivas desta semana subiram quarenta centímetros acima do previsto na tabela, e a água chegou à avenida marginal duas vezes.</p>
+<p>Os pescadores recolheram os barcos para a rampa norte, onde o muro novo aguentou as ondas sem estragos, segundo a capitania do porto.</p>
+<p>A previsão para a próxima lua cheia é mais calma, mas o serviço de proteção civil pede cuidado a quem estaciona junto ao cais.</p></article></body></html>`));
+    site.route('/bare', html(ARTICLE));
+    const a = await w.agent();
+    const res = await browse(a.token, { url: `${site.url}/dated` });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ title: 'Marés vivas no estuário', byline: 'Inês Prado', published_at: '2024-03-05T08:30:00-03:00', language: 'pt-BR', site_name: 'Jornal da Costa' });
+    // The byline and date line are fields, not text; the headline is the title.
+    expect(res.body.text).toMatch(/^As marés vivas desta semana/);
+    expect(res.body.text).not.toContain('5 de março de 2024');
+    const again = await w.request('GET', `/v1/browse/${res.body.browse_id}`, { token: a.token });
+    expect(again.body).toMatchObject({ byline: 'Inês Prado', published_at: '2024-03-05T08:30:00-03:00', language: 'pt-BR', site_name: 'Jornal da Costa' });
+    const bare = await browse(a.token, { url: `${site.url}/bare` });
+    expect(bare.status).toBe(200);
+    expect(bare.body).toMatchObject({ byline: null, published_at: null, language: null, site_name: null });
+  });
+
   test('text/plain, redirects (final_url), and a site\'s own 404 page are completed browses', async () => {
     site.route('/notes.txt', text('Plain notes.\n\nSecond paragraph of the notes.'));
     site.route('/old', redirect('/notes.txt', 301));
@@ -77,6 +100,7 @@ describe('POST /v1/browse (static)', () => {
     const plain = await browse(a.token, { url: `${site.url}/old`, mode: 'static' });
     expect(plain.body).toMatchObject({ http_status: 200, final_url: `${site.url}/notes.txt`, url: `${site.url}/old` });
     expect(plain.body.text).toContain('Second paragraph of the notes.');
+    expect(plain.body).toMatchObject({ title: null, byline: null, published_at: null, language: null, site_name: null });
     const missing = await browse(a.token, { url: `${site.url}/gone` });
     expect(missing.status).toBe(200);
     expect(missing.body).toMatchObject({ http_status: 404, title: 'Not here' });
@@ -322,6 +346,22 @@ describe('dynamic mode', () => {
     // A paying legacy tier is never probationary.
     const paid = await w.agent('starter');
     expect((await browse(paid.token, { url: `${site.url}/robots-blocked-js`, mode: 'dynamic' })).status).not.toBe(403);
+  });
+
+  test.skipIf(!HAS_CHROMIUM)('a rendered page\'s stated byline, date, language and site name reach the record (written by its script)', async () => {
+    site.route('/js-meta', html(`<!doctype html><html><head><title>Loading</title></head><body><main id="m"></main><script>
+document.documentElement.lang = 'fr';
+document.title = 'Le port en hiver';
+const ld = document.createElement('script'); ld.type = 'application/ld+json';
+ld.textContent = JSON.stringify({ '@type': 'BlogPosting', headline: 'Le port en hiver', author: { '@type': 'Person', name: 'Lucie Marchand' }, datePublished: '2023-12-01', publisher: { '@type': 'Organization', name: 'Carnets du port' } });
+document.head.appendChild(ld);
+document.getElementById('m').innerHTML = '<h1>Le port en hiver</h1>' + ['En hiver, les bateaux de plaisance quittent le bassin et les chalutiers occupent tout le quai, du phare jusqu\\'à la criée.', 'Les dockers commencent avant l\\'aube, quand la marée le permet, et la criée ouvre à six heures pour les acheteurs de la côte.', 'Le soir, le port retrouve un calme que les visiteurs de l\\'été ne connaissent pas, et seuls les feux du chenal restent allumés.'].map((p) => '<p>' + p + '</p>').join('');
+</script></body></html>`));
+    const a = await veteran();
+    const res = await browse(a.token, { url: `${site.url}/js-meta`, mode: 'dynamic' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ mode: 'dynamic', title: 'Le port en hiver', byline: 'Lucie Marchand', published_at: '2023-12-01', language: 'fr', site_name: 'Carnets du port' });
+    expect(res.body.text).toContain('les chalutiers occupent tout le quai');
   });
 
   test.skipIf(!HAS_CHROMIUM)('robots.txt is checked before the hand-off to the renderer', async () => {

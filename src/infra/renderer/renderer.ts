@@ -34,6 +34,8 @@ export interface RenderResult {
   contentType: string;
   title: string;
   text: string;
+  /** What the page states about itself (byline, date, language, site name). */
+  meta: Extracted['meta'];
   html: string;
   /** Sub-request URLs refused by the address policy or the byte budget (first 50). */
   blocked: string[];
@@ -258,6 +260,7 @@ export function createRenderer(opts: RendererOptions): Renderer {
       contentType: main.contentType,
       title: extracted.title || pageTitle,
       text: extracted.text,
+      meta: extracted.meta,
       html,
       blocked,
     };

@@ -57,7 +57,7 @@ describe('HTML', () => {
 describe('plain text and other types', () => {
   test('text/plain passes through', () => {
     const out = extractContent({ body: Buffer.from('line one\r\nline two\n'), contentType: 'text/plain; charset=utf-8' });
-    expect(out).toEqual({ title: '', text: 'line one\nline two', method: 'plain' });
+    expect(out).toEqual({ title: '', text: 'line one\nline two', meta: { byline: null, published_at: null, language: null, site_name: null }, method: 'plain' });
   });
 
   test('JSON and Markdown are text', () => {

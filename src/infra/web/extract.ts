@@ -15,13 +15,20 @@ import { parseHTML } from 'linkedom';
 import { Readability } from '@mozilla/readability';
 import { classifyBody, decodeBody } from './content';
 import { domToText, type DomNode } from './html-text';
+import { cleanByline, collapse, jsonLd, ldArticle, meta, pageMeta, siteName, type PageMeta } from './page-meta';
+
+export type { PageMeta } from './page-meta';
 
 export interface Extracted {
   title: string;
   text: string;
+  /** What the page states about itself (null when it does not); plain text has none. */
+  meta: PageMeta;
   /** How the text was obtained; useful in logs and the extraction bench. */
   method: 'readability' | 'fallback' | 'plain';
 }
+
+export const NO_META: PageMeta = { byline: null, published_at: null, language: null, site_name: null };
 
 /** Below this many characters a Readability result is not trusted as the page's content. */
 const MIN_ARTICLE_CHARS = 250;
@@ -44,6 +51,7 @@ interface El extends DomNode {
   remove(): void;
   closest(selector: string): El | null;
   getAttribute(name: string): string | null;
+  querySelector(selector: string): El | null;
 }
 const all = (doc: Doc, selector: string): El[] => Array.from(doc.querySelectorAll(selector) as ArrayLike<unknown>) as El[];
 
@@ -61,16 +69,14 @@ function parse(html: string): Doc {
   return parseHTML(`<!doctype html><html>${head}<body>${rest}</body></html>`).document;
 }
 
-function collapse(s: string | null | undefined): string {
-  return (s ?? '').replace(/\s+/g, ' ').trim();
-}
-
 /** Visible text of the page's main region with boilerplate removed. */
 function fallbackText(doc: Doc): string {
   for (const el of all(doc, NOISE_SELECTORS)) el.remove();
   // Page-level headers carry logos and menus; headers inside an article carry its title.
   for (const el of all(doc, 'header')) if (!el.closest('article, main, [role=main]')) el.remove();
   removeNoiseBoxes(doc);
+  removeCaptions(doc);
+  removeBylines(doc);
   const body = doc.body as unknown as DomNode | null;
   const bodyText = body ? domToText(body) : '';
   const main = doc.querySelector('main, [role=main]') ?? (doc.querySelectorAll('article').length === 1 ? doc.querySelector('article') : null);
@@ -119,8 +125,41 @@ function removeNoiseBoxes(doc: Doc): void {
   }
 }
 
+/** Class tokens of a caption or credit line under a picture (`wp-caption-text`, `image-caption`, `photo-credit`). */
+const CAPTION_CLASS = /(^|[_-])(caption|captions|credit|credits|figcaption)($|[_-])/i;
+
+/**
+ * Removes captions and credit lines of pictures that are not <figcaption> (domToText skips those):
+ * an element with a caption class that is short and sits beside a picture, so the caption of a
+ * photo never reads as a paragraph of the article.
+ */
+function removeCaptions(doc: Doc): void {
+  for (const el of all(doc, '[class*="caption"], [class*="credit"], [class*="Caption"], [class*="Credit"]')) {
+    if (!(el.getAttribute('class') ?? '').split(/\s+/).some((t) => CAPTION_CLASS.test(t))) continue;
+    if (collapse(el.textContent).length > 400) continue;
+    const box = el.closest('figure, picture, [class*="image"], [class*="photo"], [class*="media"], [class*="wp-caption"]') ?? (el as unknown as { parentElement: El | null }).parentElement;
+    if (box && box.querySelector('img, picture, video, svg')) el.remove();
+  }
+}
+
+/** Class tokens of an article's byline or date line (`byline`, `post-meta`, `entry-date`, `article-info`). */
+const BYLINE_CLASS = /^(?:byline|bylines|dateline|timestamp|pubdate|published|posted-on|(?:post|entry|article|story|news)[-_]+(?:meta|byline|author|authors|date|dates|info|details|time)|(?:author|meta)[-_]*(?:info|line|byline|name|data)|article__(?:byline|meta|date)|c-byline|o-byline)$/i;
+
+/**
+ * Removes the byline and date lines of the article (the record carries them as fields): short
+ * elements of a byline or meta class, `rel="author"` lines, and `<address>` lines naming the
+ * author. A long element under such a class stays (it is content whatever its name says).
+ */
+function removeBylines(doc: Doc): void {
+  for (const el of all(doc, '[class]')) {
+    if (!(el.getAttribute('class') ?? '').split(/\s+/).some((t) => BYLINE_CLASS.test(t))) continue;
+    if (collapse(el.textContent).length > 200 || el.querySelector('p p, h1, h2, article')) continue;
+    el.remove();
+  }
+}
+
 /** Readability over `doc` (which it mutates); null when it finds nothing usable. */
-function readabilityText(doc: Doc, url: string | undefined): { title: string; text: string } | null {
+function readabilityText(doc: Doc, url: string | undefined): { title: string; text: string; byline: string } | null {
   if (url) {
     // Lets Readability resolve relative links; linkedom has no document URL of its own.
     const base = doc.createElement('base');
@@ -128,7 +167,9 @@ function readabilityText(doc: Doc, url: string | undefined): { title: string; te
     doc.head?.prepend(base);
   }
   removeNoiseBoxes(doc);
-  let article: { title?: string | null; content?: string | null } | null;
+  removeCaptions(doc);
+  removeBylines(doc);
+  let article: { title?: string | null; content?: string | null; byline?: string | null } | null;
   try {
     article = new Readability(doc as never, { keepClasses: false }).parse();
   } catch {
@@ -136,33 +177,10 @@ function readabilityText(doc: Doc, url: string | undefined): { title: string; te
   }
   if (!article?.content) return null;
   const content = parse(`<!doctype html><html><body>${article.content}</body></html>`);
-  return { title: collapse(article.title), text: domToText(content.body as unknown as DomNode) };
+  return { title: collapse(article.title), text: domToText(content.body as unknown as DomNode), byline: collapse(article.byline) };
 }
 
-const meta = (doc: Doc, selector: string): string => collapse((doc.querySelector(selector) as El | null)?.getAttribute('content'));
 const norm = (s: string): string => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
-
-/** Objects of a JSON-LD block, with @graph and arrays flattened. */
-function jsonLd(doc: Doc): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  const walk = (v: unknown, depth: number): void => {
-    if (depth > 4 || !v || typeof v !== 'object') return;
-    if (Array.isArray(v)) return v.forEach((x) => walk(x, depth + 1));
-    const o = v as Record<string, unknown>;
-    out.push(o);
-    if (o['@graph']) walk(o['@graph'], depth + 1);
-  };
-  for (const el of all(doc, 'script[type="application/ld+json"]')) {
-    try {
-      walk(JSON.parse(el.textContent ?? ''), 0);
-    } catch {
-      // a broken block says nothing
-    }
-  }
-  return out;
-}
-
-const ARTICLE_TYPES = /^(Article|NewsArticle|BlogPosting|Report|ScholarlyArticle|TechArticle|Review|Recipe|HowTo|QAPage|Question|WebPage|Product|Event|JobPosting|PressRelease|AnalysisNewsArticle|OpinionNewsArticle|ReportageNewsArticle|LiveBlogPosting|DiscussionForumPosting|SocialMediaPosting)$/;
 
 /** The <title> without the site's name: `Headline – Site`, `Site | Headline`. */
 function withoutSite(title: string, site: string, host: string): string {
@@ -198,17 +216,17 @@ function chooseTitle(doc: Doc, url: string | undefined): string {
     host = '';
   }
   const ld = jsonLd(doc);
-  const ldArticle = ld.find((o) => typeof o['@type'] === 'string' && ARTICLE_TYPES.test(o['@type']) && (typeof o.headline === 'string' || typeof o.name === 'string'));
-  const ldSite = ld.find((o) => o['@type'] === 'WebSite' && typeof o.name === 'string')?.name as string | undefined;
-  const site = meta(doc, 'meta[property="og:site_name"]') || meta(doc, 'meta[name="application-name"]') || collapse(ldSite);
+  const article = ldArticle(ld);
+  const site = siteName(doc, ld);
   const tag = collapse(doc.querySelector('title')?.textContent);
   const title = withoutSite(tag, site, host);
   const h1s = all(doc, 'h1').filter((h) => !h.closest('header:not(article header), nav, footer, aside') || h.closest('article, main, [role=main]'));
   const inMain = h1s.find((h) => h.closest('article, main, [role=main]'));
   const mainH1 = inMain ?? (h1s.length === 1 ? h1s[0] : undefined);
   const h1 = collapse(mainH1?.textContent);
-  const og = withoutSite(meta(doc, 'meta[property="og:title"]') || meta(doc, 'meta[name="twitter:title"]') || meta(doc, 'meta[property="twitter:title"]'), site, host);
-  const headline = collapse((ldArticle?.headline ?? ldArticle?.name) as string | undefined);
+  const og = withoutSite(meta(doc, 'meta[property="og:title"]', 'meta[name="twitter:title"]', 'meta[property="twitter:title"]'), site, host);
+  const named = article?.headline ?? article?.name;
+  const headline = collapse(typeof named === 'string' ? named : undefined);
   const usable = (t: string) => t.length > 1 && !GENERIC_TITLE.test(t) && norm(t) !== norm(site);
   if (headline && usable(headline) && !(h1 && norm(headline) !== norm(h1) && norm(h1).startsWith(norm(headline)))) {
     // A headline cut short in metadata loses to the full <h1>.
@@ -242,16 +260,35 @@ export function extractHtml(html: string, url?: string): Extracted {
   return shown.text.length > first.text.length ? { ...shown, title: first.title || shown.title } : first;
 }
 
+/**
+ * TeX sources of formulas that a script typesets in the browser (MathJax's `<script
+ * type="math/tex">`) become text, as a reader sees the typeset formula.
+ */
+const TEX_SCRIPT = /<script\b[^>]*\btype\s*=\s*["']?math\/tex(?:;\s*mode=(display))?[^>]*>([\s\S]*?)<\/script\s*>/gi;
+
 function extractOnce(html: string, url?: string): Extracted {
+  if (html.includes('math/tex')) html = html.replace(TEX_SCRIPT, (_m, display: string | undefined, tex: string) => `<${display ? 'div' : 'span'} class="math-tex">${tex.replace(/</g, '&lt;')}</${display ? 'div' : 'span'}>`);
   const doc = parse(html);
   const title = chooseTitle(doc, url);
+  const meta = pageMeta(doc);
   // Parsing dominates on big pages, so the second parse happens only when Readability ran.
-  if (doc.querySelectorAll('*').length > MAX_ELEMENTS) return { title, text: fallbackText(doc), method: 'fallback' };
+  if (doc.querySelectorAll('*').length > MAX_ELEMENTS) return { title, text: fallbackText(doc), meta, method: 'fallback' };
   const article = readabilityText(doc, url);
+  if (!meta.byline && article?.byline) meta.byline = cleanByline(article.byline) || null;
   if (article && article.text.length >= MIN_ARTICLE_CHARS) {
-    return { title: title || article.title, text: article.text, method: 'readability' };
+    const t = title || article.title;
+    return { title: t, text: withoutHeadline(article.text, t), meta, method: 'readability' };
   }
-  return { title: title || article?.title || '', text: fallbackText(parse(html)), method: 'fallback' };
+  const t = title || article?.title || '';
+  return { title: t, text: withoutHeadline(fallbackText(parse(html)), t), meta, method: 'fallback' };
+}
+
+/** The text without its first line when that line is the title (the record carries the title). */
+function withoutHeadline(text: string, title: string): string {
+  const nl = text.indexOf('\n');
+  const first = nl < 0 ? text : text.slice(0, nl);
+  if (!title || norm(first) !== norm(title)) return text;
+  return text.slice(first.length).replace(/^\n+/, '');
 }
 
 /** Title and text of any fetched body; throws WebError for unsupported types. */
@@ -259,5 +296,5 @@ export function extractContent(input: { body: Buffer; contentType: string; url?:
   const kind = classifyBody(input.contentType, input.body);
   const decoded = decodeBody(input.body, input.contentType, kind);
   if (kind === 'html') return extractHtml(decoded, input.url);
-  return { title: '', text: decoded.replace(/\r\n?/g, '\n').trim(), method: 'plain' };
+  return { title: '', text: decoded.replace(/\r\n?/g, '\n').trim(), meta: { ...NO_META }, method: 'plain' };
 }

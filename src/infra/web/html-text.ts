@@ -2,8 +2,12 @@
  * DOM to readable plain text: block elements become line breaks (paragraph-level ones a blank
  * line), inline whitespace collapses as a browser would, <pre> keeps its layout, table cells are
  * tab-separated, and invisible or non-content elements (scripts, styles, forms' controls, hidden
- * nodes) are skipped. Works on any DOM with nodeType/tagName/childNodes (linkedom here).
+ * nodes) are skipped. Formulas (MathML) are written out as linear text (`x = (−b)/(2a)`, `x^2`);
+ * figure captions and image alt text are left out (a reader of the page sees neither as its text),
+ * except the alt text of a formula drawn as an image (`{\displaystyle ...}`). Works on any DOM with
+ * nodeType/tagName/childNodes (linkedom here).
  */
+import { mathText } from './math-text';
 
 // Minimal structural view of a DOM node, so this file does not need the DOM type library.
 export interface DomNode {
@@ -16,7 +20,7 @@ export interface DomNode {
 
 const SKIP = new Set([
   'SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'CANVAS', 'IFRAME', 'OBJECT', 'EMBED', 'HEAD', 'TITLE',
-  'META', 'LINK', 'BUTTON', 'SELECT', 'OPTION', 'TEXTAREA', 'INPUT', 'DIALOG', 'MATH', 'AUDIO', 'VIDEO', 'MAP',
+  'META', 'LINK', 'BUTTON', 'SELECT', 'OPTION', 'TEXTAREA', 'INPUT', 'DIALOG', 'AUDIO', 'VIDEO', 'MAP', 'FIGCAPTION',
 ]);
 const PARAGRAPH = new Set([
   'P', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'BLOCKQUOTE', 'PRE', 'FIGURE', 'TABLE', 'UL', 'OL', 'DL', 'SECTION',
@@ -53,9 +57,18 @@ function walk(node: DomNode, out: Token[], pre: boolean): void {
   }
   const weight = PARAGRAPH.has(name) ? 2 : LINE.has(name) ? 1 : 0;
   if (weight) out.push({ brk: weight as 1 | 2 });
+  if (name === 'MATH') {
+    const block = node.getAttribute?.('display') === 'block';
+    const t = mathText(node);
+    if (block) out.push({ brk: 1 });
+    if (t) out.push({ text: ` ${t} `, pre: false });
+    if (block) out.push({ brk: 1 });
+    return;
+  }
   if (name === 'IMG') {
-    const alt = node.getAttribute?.('alt')?.trim();
-    if (alt) out.push({ text: ` ${alt} `, pre: false });
+    const formula = mathImageText(node);
+    if (formula) out.push({ text: ` ${formula} `, pre: false });
+    return;
   }
   const kids = node.childNodes;
   const inPre = pre || name === 'PRE';
@@ -63,6 +76,21 @@ function walk(node: DomNode, out: Token[], pre: boolean): void {
   if (CELL.has(name)) out.push({ cell: true });
   if (weight) out.push({ brk: weight as 1 | 2 });
 }
+
+/**
+ * The formula of an image that draws one (Wikipedia's fallback images: class `mwe-math-fallback-image`,
+ * alt `{\displaystyle x^{2}}`; other sites' `class="math"` or `class="latex"` images), else ''.
+ */
+function mathImageText(img: DomNode): string {
+  const alt = img.getAttribute?.('alt')?.trim() ?? '';
+  if (!alt) return '';
+  const cls = img.getAttribute?.('class') ?? '';
+  if (!/(^|[\s_-])(math|latex|tex|formula|equation)/i.test(cls) && !/^\{?\\(displaystyle|textstyle)\b/.test(alt)) return '';
+  return alt.replace(/^\{\s*\\(?:displaystyle|textstyle)\s*(.*)\}$/s, '$1').trim();
+}
+
+/** A line that is only an image's file name (`IMG_2041.jpg`, `chart-final(2).png`) is no text of the page. */
+const FILE_NAME = /^[\p{L}\p{N}_\-.()~ ]{1,80}\.(?:jpe?g|png|gif|webp|avif|svg|bmp|tiff?|heic)$/iu;
 
 /** One block's tokens as a line (or, for <pre>, lines kept as they are). */
 function flush(parts: string[], pre: boolean): string {
@@ -83,7 +111,8 @@ export function domToText(root: DomNode): string {
   let pre = false;
   let pending: 0 | 1 | 2 = 0;
   const end = () => {
-    const line = flush(parts, pre);
+    let line = flush(parts, pre);
+    if (!pre && FILE_NAME.test(line)) line = '';
     parts = [];
     pre = false;
     if (line === '') return;

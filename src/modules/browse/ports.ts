@@ -5,6 +5,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import type { TierDefinition } from '../../lib/tiers';
+import type { PageMeta } from '../../infra/web/page-meta';
 
 export type BrowseMode = 'static' | 'dynamic';
 
@@ -24,14 +25,14 @@ export interface RobotsCheck {
 }
 
 export interface PageExtractor {
-  extract(input: { body: Buffer; contentType: string; url?: string }): Promise<{ title: string; text: string }>;
+  extract(input: { body: Buffer; contentType: string; url?: string }): Promise<{ title: string; text: string; meta?: PageMeta }>;
 }
 
 /** Headless Chromium; `configured` false when no executable is set or found. */
 export interface PageRenderer {
   readonly configured: boolean;
   /** `checkFetch` sees every request of the page (main-frame documents and sub-requests) before it is fetched. */
-  render(url: string, opts?: { checkFetch?: (url: URL, mainFrame: boolean) => Promise<void> }): Promise<{ finalUrl: string; status: number; contentType: string; title: string; text: string }>;
+  render(url: string, opts?: { checkFetch?: (url: URL, mainFrame: boolean) => Promise<void> }): Promise<{ finalUrl: string; status: number; contentType: string; title: string; text: string; meta?: PageMeta }>;
 }
 
 /**

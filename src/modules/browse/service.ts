@@ -43,15 +43,27 @@ export interface BrowseServiceDeps {
   probation: Probation;
 }
 
+/**
+ * The API's browse record, plus what the page states about itself (fields beyond the API's
+ * record, null when the page does not state them; docs/outbound-web.md "Page metadata"): byline,
+ * published_at (ISO 8601 as stated), language (BCP 47), site_name.
+ */
 export interface BrowseRecord {
   browse_id: string; url: string; final_url: string; mode: string; http_status: number;
-  content_type: string; title: string | null; text: string; response_time_ms: number; fetched_at: string;
+  content_type: string; title: string | null; text: string;
+  byline: string | null; published_at: string | null; language: string | null; site_name: string | null;
+  response_time_ms: number; fetched_at: string;
 }
 
 const recordOf = (r: BrowseRow): BrowseRecord => ({
   browse_id: r.browse_id, url: r.url, final_url: r.final_url, mode: r.mode, http_status: r.http_status,
-  content_type: r.content_type, title: r.title, text: r.text, response_time_ms: r.response_time_ms, fetched_at: iso(r.created_at),
+  content_type: r.content_type, title: r.title, text: r.text,
+  byline: r.byline ?? null, published_at: r.published_at ?? null, language: r.language ?? null, site_name: r.site_name ?? null,
+  response_time_ms: r.response_time_ms, fetched_at: iso(r.created_at),
 });
+
+/** A stated field as stored: NULs dropped, capped, null when empty. */
+const metaField = (v: string | null | undefined, max: number) => (v ? storableText(v).slice(0, max) || null : null);
 
 /** Runs a step, turning the web layer's typed errors into API errors. */
 async function web<T>(step: () => Promise<T> | T): Promise<T> {
@@ -88,7 +100,7 @@ export function createBrowseService(deps: BrowseServiceDeps) {
     if (mode === 'dynamic') return deps.renderer.render(url, { checkFetch: check });
     const res = await deps.fetcher.fetch(url, { checkRedirect: check });
     const page = await deps.extractor.extract({ body: res.body, contentType: res.contentType, url: res.finalUrl });
-    return { finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, title: page.title, text: page.text };
+    return { finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, title: page.title, text: page.text, meta: page.meta };
   }
 
   return {
@@ -121,6 +133,8 @@ export function createBrowseService(deps: BrowseServiceDeps) {
       const row: BrowseRow = {
         browse_id: newId(), agent_id: caller.agentId, url, final_url: page.finalUrl, mode, http_status: page.status,
         content_type: page.contentType, title: storableText(page.title) || null, text: storableText(page.text),
+        byline: metaField(page.meta?.byline, 300), published_at: metaField(page.meta?.published_at, 40),
+        language: metaField(page.meta?.language, 40), site_name: metaField(page.meta?.site_name, 300),
         response_time_ms: Math.round(performance.now() - started), created_at: clock.now(),
       };
       const charge = await store.insertCharged(row, (trx) => deps.meter.chargeWithin(trx, caller.agentId, caller.tier, mode));

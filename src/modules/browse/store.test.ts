@@ -16,7 +16,7 @@ let sqlite: SQLite.Database;
 let db: Kysely<Database>;
 
 beforeEach(async () => {
-  t = await openTempSqlite('browse-store', { migrate: '0300_browse_feedback' });
+  t = await openTempSqlite('browse-store', { migrate: '0302_browse_page_meta' });
   ({ sqlite, db } = t);
 });
 afterEach(() => t.close());
@@ -29,7 +29,8 @@ function manualFlush() {
 const settle = () => new Promise((r) => setImmediate(r));
 const row = (id: string, at: number): BrowseRow => ({
   browse_id: id, agent_id: 'agent-1', url: 'https://example.com/', final_url: 'https://example.com/', mode: 'static',
-  http_status: 200, content_type: 'text/html', title: 'Example', text: 'Example text', response_time_ms: 12, created_at: at,
+  http_status: 200, content_type: 'text/html', title: 'Example', text: 'Example text',
+  byline: 'Ana Ruiz', published_at: '2024-03-05', language: 'es', site_name: null, response_time_ms: 12, created_at: at,
 });
 const count = () => (sqlite.prepare('select count(*) as n from browse_log').get() as { n: number }).n;
 
@@ -59,6 +60,7 @@ test('a browse is answered at COMMIT with its flush started; reads of the log wa
 
   // Nothing unflushed: a read answers at once; another agent's id reads as missing.
   expect((await store.get('agent-1', 'b-1'))?.text).toBe('Example text');
+  expect(await store.get('agent-1', 'b-1')).toMatchObject({ byline: 'Ana Ruiz', published_at: '2024-03-05', language: 'es', site_name: null });
   expect(await store.get('agent-2', 'b-1')).toBeUndefined();
   expect(m.pending).toHaveLength(1);
 });

@@ -31,6 +31,7 @@ export function createBrowseStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
   const S = {
     browse_id: '\u0000id', agent_id: '\u0000agent', url: '\u0000url', final_url: '\u0000final', mode: '\u0000mode',
     content_type: '\u0000type', title: '\u0000title', text: '\u0000text',
+    byline: '\u0000byline', published_at: '\u0000published', language: '\u0000language', site_name: '\u0000site',
     http_status: -987_654_321_000_011, response_time_ms: -987_654_321_000_012, created_at: -987_654_321_000_013,
   };
   const insertRow = preparedWrite(db, S, (s) => db.insertInto('browse_log').values(s), sqlite);

@@ -11,6 +11,11 @@ export interface BrowseLogTable {
   content_type: string;
   title: string | null;
   text: string;
+  /** What the page states about itself (migration 0302); null when it does not. */
+  byline: string | null;
+  published_at: string | null; // ISO 8601 as stated: YYYY-MM-DD or with time and offset
+  language: string | null; // BCP 47
+  site_name: string | null;
   response_time_ms: number;
   created_at: number;
 }
