@@ -40,6 +40,8 @@ import { createReputationModule } from './modules/reputation/module';
 import { TRUST_LEVEL_RULE } from './modules/trust/levels';
 import { scopedKeysReplayer } from './modules/identity/keys-replay';
 import { createDirectoryModule } from './modules/directory/module';
+import { createDirectoryEntries } from './modules/identity/directory-entries';
+import { loadSyntheticProfiles } from './modules/directory/synthetic';
 
 export interface AppOptions {
   config: Config;
@@ -71,6 +73,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       ...(typeof opts.logger === 'object' ? opts.logger : {}),
     };
 
+  // Operator-configured directory profiles are checked before anything is opened (a bad file stops the start).
+  const syntheticProfiles = loadSyntheticProfiles(config.trust.directorySyntheticProfiles);
   const database = openDatabase({ databaseUrl: config.core.databaseUrl, dataDir: config.core.dataDir, poolMax: config.core.databasePoolMax });
   try {
     await migrateToLatest(database.db);
@@ -110,6 +114,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     trustLevels: (agent, o) => trust.levels.of(agent, o),
     onKeyEvent: async (trx, e) => {
       await trust.log.append(trx, { kind: e.kind, agentId: e.agentId, epoch: await trust.epochs.current(e.agentId, trx), at: e.at, data: { ...e.data } });
+      // A revoked passport leaves the directory in the same transaction.
+      if (e.kind === 'passport.revoked') await directory.directory.revoked(trx, e.agentId);
     },
   });
   const envelope = createEnvelopeBuilder(config.core, clock, () => identity.communityStats());
@@ -141,8 +147,14 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // Scoped keys: key.created / key.revoked entries against the api_keys rows they made.
   trust.addProjection({ replay: scopedKeysReplayer() });
   await app.register(reputation.routes);
-  const directory = createDirectoryModule({ database, clock, envelope, trust, profile: (id) => identity.trustProfile(id) });
+  // The directory: rank rows follow descriptions, scores and revocations, each in its transaction.
+  const directory = await createDirectoryModule({
+    config, database, clock, envelope, trust, profile: (id) => identity.trustProfile(id),
+    entries: createDirectoryEntries(database.db), reputation: reputation.service, synthetic: syntheticProfiles, log: (msg, err) => app.log.error({ err }, msg),
+  });
   identity.useSkillVouches((id, skills) => directory.vouches.skillVouches(id, skills));
+  identity.useDirectory({ onDescribed: (trx, id) => directory.directory.described(trx, id), syntheticProfiles: () => directory.directory.syntheticCount() });
+  reputation.service.onScoreChange((trx, id, score, at) => directory.directory.scoreChanged(trx, id, score, at));
   await app.register(directory.routes);
   await app.register(trust.routes);
   // Embedder + vector index + outbox indexer, shared by memory, commons and blob search.
@@ -203,6 +215,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   await app.register(mcpRoutes({ root: app, catalog: toolCatalog, allowedOrigins: [config.core.baseUrl, ...config.discovery.mcpAllowedOrigins] }));
 
   app.addHook('onClose', async () => {
+    await directory.close();
     await memory.close();
     await parse.close();
     await blobs.close();

@@ -82,8 +82,10 @@ describe('tool definition files and manifest', () => {
     expect(passport.actions.find((x: { action: string }) => x.action === 'describe')).toMatchObject({ served: true });
     expect(passport.inputSchema.properties.signature.minLength).toBe(1);
     const trust = JSON.parse((await raw('/mcp/v1/svc-trust.json')).body);
-    expect(trust.inputSchema.properties.action.enum).not.toContain('directory');
-    expect(trust.actions.find((x: { action: string }) => x.action === 'directory')).toMatchObject({ served: false });
+    expect(trust.inputSchema.properties.action.enum).toContain('directory');
+    expect(trust.actions.find((x: { action: string }) => x.action === 'directory')).toMatchObject({ method: 'GET', path: '/v1/agents', auth: 'none', served: true });
+    expect(trust.inputSchema.properties.cursor).toBeTruthy();
+    expect(trust.inputSchema.properties.bridge_only.type).toBe('boolean');
     expect(passport.inputSchema.properties.agent_id.description).toMatch(/required by: get, challenge, verify/);
 
     const upload = JSON.parse((await raw('/mcp/v1/svc-blob-upload.json')).body);

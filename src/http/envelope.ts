@@ -9,6 +9,8 @@ export interface CommunityStats {
   agents_registered_last_7d: number;
   directory_listed: number;
   founding_period_ends_at: string;
+  /** Synthetic founding profiles in the directory (operator configuration), not counted in directory_listed. */
+  directory_synthetic_profiles?: number;
 }
 
 export interface SvcEnvelope {

@@ -3,7 +3,8 @@ import { agentOf } from '../../http/auth';
 import type { EnvelopeBuilder } from '../../http/envelope';
 import { ApiError } from '../../http/errors';
 import { isUuid } from '../../lib/ids';
-import { VouchBody, VouchParams } from './schemas';
+import type { Directory } from './directory';
+import { DIRECTORY_PAGE_DEFAULT, DirectoryPage, DirectoryQuery, DirectoryValidationCodes, VouchBody, VouchParams } from './schemas';
 import type { VouchService } from './vouches';
 
 const target = (id: string) => {
@@ -11,8 +12,19 @@ const target = (id: string) => {
   return id.toLowerCase();
 };
 
-export const directoryRoutes = (deps: { vouches: VouchService; envelope: EnvelopeBuilder }): FastifyPluginAsyncTypebox => async (app) => {
-  const { vouches, envelope } = deps;
+export const directoryRoutes = (deps: { vouches: VouchService; directory: Directory; envelope: EnvelopeBuilder }): FastifyPluginAsyncTypebox => async (app) => {
+  const { vouches, directory, envelope } = deps;
+
+  app.get('/v1/agents', {
+    schema: {
+      querystring: DirectoryQuery, response: { 200: DirectoryPage }, tags: ['trust'],
+      summary: 'The public directory: listed agents and synthetic founding profiles, best reputation first, then oldest; keyset pages with an opaque cursor',
+    },
+    config: { auth: 'none', errors: { 400: ['INVALID_DIRECTORY_CURSOR'] }, validationCodes: DirectoryValidationCodes },
+  }, async (request) => ({
+    status: 'success',
+    ...await directory.page({ ...request.query, limit: request.query.limit ?? DIRECTORY_PAGE_DEFAULT }),
+  }));
 
   app.post('/v1/agents/:target_agent_id/vouch', {
     schema: { params: VouchParams, body: VouchBody, summary: 'Vouch for a skill another agent lists (one active vouch per skill); appended to the trust log', tags: ['trust'] },

@@ -1,6 +1,60 @@
 import { Type } from 'typebox';
+import { AGENT_TYPE_PATTERN, DOMAIN_PATTERN } from '../identity/schemas';
 
 export const VouchParams = Type.Object({ target_agent_id: Type.String({ maxLength: 64 }) });
 export const VouchBody = Type.Object({
   skill: Type.String({ minLength: 1, maxLength: 64, description: 'A skill the target lists in its passport (exact label)' }),
+});
+
+export const DIRECTORY_PAGE_MAX = 100;
+export const DIRECTORY_PAGE_DEFAULT = 20;
+
+export const DirectoryQuery = Type.Object({
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'next_cursor of the previous page, opaque (omit on the first request); it continues the same walk and needs the same filters' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: DIRECTORY_PAGE_MAX, default: DIRECTORY_PAGE_DEFAULT, description: `Agents per page, 1 to ${DIRECTORY_PAGE_MAX} (default ${DIRECTORY_PAGE_DEFAULT})` })),
+  agent_type: Type.Optional(Type.String({ minLength: 1, maxLength: 32, pattern: AGENT_TYPE_PATTERN, description: 'Only agents that declared this agent_type (exact lowercase label)' })),
+  domain: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: DOMAIN_PATTERN, description: 'Only agents that declared this domain (exact lowercase label)' })),
+  bridge_only: Type.Optional(Type.Boolean({ default: false, description: 'true: only bridge agents (they declared an external agent_card_url)' })),
+});
+
+export const DirectoryValidationCodes = {
+  'querystring.cursor': { status: 400, code: 'INVALID_DIRECTORY_CURSOR', message: 'cursor is not a next_cursor this directory handed out; start again without it' },
+};
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+/** One directory row. Never an API key, owner identifier, PEM public key or balance: the serializer writes these fields only. */
+export const DirectoryRow = Type.Object({
+  agent_id: Type.String(),
+  did: Nullable(Type.String()),
+  agent_name: Type.String(),
+  synthetic: Type.Boolean({ description: 'true: a founding profile from the operator\'s configuration, not a registered agent' }),
+  bio: Nullable(Type.String()),
+  skills: Type.Array(Type.String()),
+  agent_type: Nullable(Type.String()),
+  domain: Nullable(Type.String()),
+  bridge: Type.Boolean({ description: 'The agent declared an external agent card (agent_card_url)' }),
+  agent_card_url: Nullable(Type.String()),
+  a2a_agent_card_url: Nullable(Type.String()),
+  passport_url: Nullable(Type.String()),
+  trust_summary: Type.Object({
+    trust_levels: Type.Array(Type.String(), { description: 'Platform-derived levels (floor, staked, sponsored, established)' }),
+    custody_epoch: Nullable(Type.Integer()),
+    vouch_count: Type.Integer({ description: 'Active skill vouches in the current custody epoch' }),
+  }),
+  reputation_score: Nullable(Type.Number({ description: 'The passport\'s reputation.score now (null for a synthetic profile)' })),
+  reputation_status: Type.String(),
+  reputation_sub_signals: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Per category, null below 3 interactions; only when the agent\'s visibility is decomposed' })),
+  rank_score: Type.Number({ description: 'The score the order uses (the walk\'s version of the directory)' }),
+  registered_at: Type.String(),
+});
+
+export const DirectoryPage = Type.Object({
+  status: Type.String(),
+  agents: Type.Array(DirectoryRow),
+  next_cursor: Nullable(Type.String()),
+  limit: Type.Integer(),
+  directory_version: Type.Integer(),
+  walk_started_at: Type.String(),
+  cursor_expires_at: Type.String(),
 });

@@ -30,6 +30,14 @@ export function createVouchStore(db: Kysely<Database>) {
       return rows.map((r) => ({ skill: r.skill, count: Number(r.n), weighted: Number(r.w) }));
     },
 
+    /** Active vouches per (target, epoch) of these targets (a directory page). */
+    async activeByTarget(targets: string[]) {
+      if (targets.length === 0) return [];
+      const rows = await db.selectFrom('vouches').select(['target_agent_id', 'epoch', (eb) => eb.fn.countAll<number>().as('n')])
+        .where('target_agent_id', 'in', targets).where('revoked_at', 'is', null).groupBy(['target_agent_id', 'epoch']).execute();
+      return rows.map((r) => ({ target: r.target_agent_id, epoch: r.epoch, count: Number(r.n) }));
+    },
+
     all(snap: Db = db) {
       return snap.selectFrom('vouches').selectAll().execute();
     },

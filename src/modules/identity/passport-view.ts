@@ -71,6 +71,8 @@ export function publicPassport(
     ...(decomposed ? { reputation_sub_signals: Object.fromEntries(SUB_SIGNAL_CATEGORIES.map((c) => [c, null])) } : {}),
     bio: passport.bio,
     skills: JSON.parse(passport.skills) as string[],
+    agent_type: passport.agent_type ?? null,
+    domain: passport.domain ?? null,
     listed: passport.listed === 1,
     reputation_sub_signal_visibility: passport.sub_signal_visibility,
   };

@@ -89,6 +89,9 @@ export const MeResponse = Type.Object({
  * are self-declared labels. Every field is optional; what is sent replaces the stored value.
  */
 export const DESCRIPTION_BIO_MAX = 500;
+/** agent_type and domain: lowercase labels (the directory filters on the exact label). */
+export const AGENT_TYPE_PATTERN = '^[a-z0-9][a-z0-9_-]*$';
+export const DOMAIN_PATTERN = '^[a-z0-9][a-z0-9._-]*$';
 export const DESCRIPTION_SKILLS_MAX = 32;
 export const DescriptionBody = Type.Object({
   bio: Type.Optional(Type.Union([
@@ -101,6 +104,14 @@ export const DescriptionBody = Type.Object({
   )),
   listed: Type.Optional(Type.Boolean({ description: 'true: listed in the public directory, with a full agent card when bio is set' })),
   reputation_sub_signal_visibility: Type.Optional(Type.Union([Type.Literal('decomposed'), Type.Literal('aggregate_only')])),
+  agent_type: Type.Optional(Type.Union([
+    Type.String({ minLength: 1, maxLength: 32, pattern: AGENT_TYPE_PATTERN, description: 'Self-declared kind of agent, a lowercase label (e.g. assistant, research, coding); a directory filter (null clears it)' }),
+    Type.Null(),
+  ])),
+  domain: Type.Optional(Type.Union([
+    Type.String({ minLength: 1, maxLength: 64, pattern: DOMAIN_PATTERN, description: 'Self-declared field the agent works in, a lowercase label (e.g. finance, legal, devops); a directory filter (null clears it)' }),
+    Type.Null(),
+  ])),
 }, { minProperties: 1 });
 
 /** POST /v1/me/keys: a scoped key. Bounds are svc's (docs/decisions.md). */

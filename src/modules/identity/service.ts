@@ -75,6 +75,8 @@ export function createIdentityService(deps: IdentityDeps) {
   const levelsOfAgent = (a: { agent_id: string; status: string; frozen: number; created_at: number }, ephemeral = false) =>
     levelsOf({ agentId: a.agent_id, status: a.status, frozen: a.frozen, createdAt: Number(a.created_at) }, { ephemeral });
   let skillVouchesOf: SkillVouchesReader | undefined;
+  let onDescribed: ((trx: Transaction<Database>, agentId: string) => Promise<void>) | undefined;
+  let syntheticProfiles: (() => Promise<number>) | undefined;
   const { onRegistered } = deps;
 
   function parseRecoveryKey(pem: string): string {
@@ -150,7 +152,7 @@ export function createIdentityService(deps: IdentityDeps) {
           passport: {
             agent_id: agentId, public_key_pem: publicPem, derivation_method: derivation, key_algorithm: 'ed25519',
             created_at: now, revoked_at: null, bio: null, skills: '[]', listed: 0,
-            sub_signal_visibility: 'decomposed', self_reported_capabilities: null,
+            sub_signal_visibility: 'decomposed', self_reported_capabilities: null, agent_type: null, domain: null,
           },
           rootKey: root.row,
           recovery: recoveryPem
@@ -257,6 +259,12 @@ export function createIdentityService(deps: IdentityDeps) {
       skillVouchesOf = reader;
     },
 
+    /** The directory updates its row in the description's transaction, and counts its synthetic profiles (built after identity). */
+    useDirectory(d: { onDescribed: (trx: Transaction<Database>, agentId: string) => Promise<void>; syntheticProfiles: () => Promise<number> }) {
+      onDescribed = d.onDescribed;
+      syntheticProfiles = d.syntheticProfiles;
+    },
+
     /** Identity's share of the trust adoption report. */
     async trustAdoption() {
       return { listed_agents: await store.countListed(), ...await store.trustCounts(clock.now()) };
@@ -346,14 +354,19 @@ export function createIdentityService(deps: IdentityDeps) {
     },
 
     /** POST /v1/agents/passport/description: what is sent replaces the stored value; the public passport after it. */
-    async describe(auth: AuthContext, input: { bio?: string | null; skills?: string[]; listed?: boolean; reputation_sub_signal_visibility?: string }) {
+    async describe(auth: AuthContext, input: {
+      bio?: string | null; skills?: string[]; listed?: boolean; reputation_sub_signal_visibility?: string; agent_type?: string | null; domain?: string | null;
+    }) {
       const patch = {
         ...(input.bio !== undefined ? { bio: input.bio === null || input.bio.trim() === '' ? null : input.bio } : {}),
         ...(input.skills !== undefined ? { skills: JSON.stringify(input.skills) } : {}),
         ...(input.listed !== undefined ? { listed: input.listed ? 1 : 0 } : {}),
         ...(input.reputation_sub_signal_visibility !== undefined ? { sub_signal_visibility: input.reputation_sub_signal_visibility } : {}),
+        ...(input.agent_type !== undefined ? { agent_type: input.agent_type } : {}),
+        ...(input.domain !== undefined ? { domain: input.domain } : {}),
       };
-      if (!(await store.updateDescription(auth.agentId, patch))) {
+      const described = onDescribed;
+      if (!(await store.updateDescription(auth.agentId, patch, described ? (trx) => described(trx, auth.agentId) : undefined))) {
         throw new ApiError(403, 'PASSPORT_REVOKED', 'This passport has been revoked: its description can no longer change');
       }
       return { status: 'success', passport: await this.publicPassport(auth.agentId), agent_card_url: `${deps.baseUrl}/v1/agents/${auth.agentId}/agent-card` };
@@ -390,12 +403,16 @@ export function createIdentityService(deps: IdentityDeps) {
 
     async communityStats(): Promise<CommunityStats> {
       const now = clock.now();
-      const [all, week, listed] = await Promise.all([store.countAgents(), store.countAgents(now - 7 * DAY), store.countListed()]);
+      const [all, week, listed, synthetic] = await Promise.all([
+        store.countAgents(), store.countAgents(now - 7 * DAY), store.countListed(), syntheticProfiles ? syntheticProfiles() : 0,
+      ]);
       return {
         agents_registered: all,
         agents_registered_last_7d: week,
         directory_listed: listed,
         founding_period_ends_at: new Date(deps.foundingPeriodEnd).toISOString(),
+        // Operator-configured founding profiles are counted apart: directory_listed counts registered agents only.
+        directory_synthetic_profiles: synthetic,
       };
     },
 

@@ -186,13 +186,22 @@ export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Databa
     },
 
     /** The directory description; false when the passport is revoked (nothing changed). */
-    async updateDescription(agentId: string, patch: { bio?: string | null; skills?: string; listed?: number; sub_signal_visibility?: string }): Promise<boolean> {
+    async updateDescription(
+      agentId: string,
+      patch: { bio?: string | null; skills?: string; listed?: number; sub_signal_visibility?: string; agent_type?: string | null; domain?: string | null },
+      /** Runs in the update's transaction once it changed the passport (the directory's row). */
+      also?: (trx: Transaction<Database>) => Promise<void>,
+    ): Promise<boolean> {
       // Nothing to set is no UPDATE (SQL has none without a SET): only whether the passport may change.
       if (Object.keys(patch).length === 0) {
         return (await db.selectFrom('passports').select('agent_id').where('agent_id', '=', agentId).where('revoked_at', 'is', null).executeTakeFirst()) !== undefined;
       }
-      const r = await db.updateTable('passports').set(patch).where('agent_id', '=', agentId).where('revoked_at', 'is', null).executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
+      return db.transaction().execute(async (trx) => {
+        const r = await trx.updateTable('passports').set(patch).where('agent_id', '=', agentId).where('revoked_at', 'is', null).executeTakeFirst();
+        const changed = Number(r.numUpdatedRows) === 1;
+        if (changed && also) await also(trx);
+        return changed;
+      });
     },
 
     async updateTier(agentId: string, tier: string, now: number): Promise<void> {

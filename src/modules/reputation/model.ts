@@ -83,6 +83,12 @@ export const REPUTATION_NOTICE = 'score is the Beta mean alpha/(alpha+beta) over
   + '(prior Beta(1,1); approved adds to alpha, error to beta, rejected a quarter to beta; weights halve every 30 days; '
   + 'raters that are not staked, sponsored or established count half). Each rating is an entry of the public trust log.';
 
+/** The score (Beta mean, 6 decimals) at `now`: what the reputation object shows as `score`. */
+export function scoreAt(s: DecayedSums, now: number): number {
+  const { alpha, beta } = betaAt(s, now);
+  return round(alpha / (alpha + beta));
+}
+
 /** The reputation object of a passport, agent card and history. */
 export function reputationObject(s: DecayedSums, counts: { event_count: number; signal_count: number; last_event_at: number | null }, now: number) {
   const { alpha, beta } = betaAt(s, now);

@@ -3,7 +3,7 @@
  * projections, the public history per custody epoch, and disputes decided by an admin (a
  * counter-entry; nothing is deleted).
  */
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { ApiError } from '../../http/errors';
 import { isUniqueViolation } from '../../infra/db/dialect';
 import type { Database } from '../../infra/db/schema';
@@ -15,7 +15,7 @@ import { DAY_MS, utcDay } from '../../lib/utc';
 import type { Epochs } from '../trust/epochs';
 import type { TrustLog } from '../trust/log';
 import {
-  CATEGORIES, halfLifeFactor, linearBeta, raterWeight, reputationObject, subSignal, SUB_SIGNAL_DECAY_MS,
+  CATEGORIES, halfLifeFactor, linearBeta, MIN_INTERACTIONS, raterWeight, reputationObject, scoreAt, subSignal, SUB_SIGNAL_DECAY_MS,
   type Category, type DayBucket, type Outcome,
 } from './model';
 import { ALL, ratedEvent } from './projection';
@@ -48,6 +48,12 @@ export interface InteractionInput {
   subject_agent_id: string; ref_type: string; ref_id: string; outcome: Outcome; category: Category; note?: string | null;
 }
 
+/** Told of an agent's new score in the transaction of the rating or decision that changed it (the directory's rank). */
+export type ScoreListener = (trx: Transaction<Database>, agentId: string, score: number, at: number) => Promise<void>;
+
+const sumsOf = (a: { alpha_sum: number; beta_sum: number; ref_at: number } | undefined, at: number) =>
+  (a ? { alpha_sum: a.alpha_sum, beta_sum: a.beta_sum, ref_at: Number(a.ref_at) } : { alpha_sum: 0, beta_sum: 0, ref_at: at });
+
 /** A rating found already given inside the rating's transaction (answered once that transaction has ended). */
 class AlreadyRated extends Error {}
 
@@ -56,6 +62,7 @@ const hashOrNull = (s: string | null) => (s === null ? null : sha256hex(s));
 
 export function createReputationService(deps: ReputationDeps) {
   const { db, store, log, epochs, clock } = deps;
+  let scoreListener: ScoreListener | undefined;
 
   function eventView(e: ReputationEventsTable, now: number) {
     const suppressed = e.suppressed_at !== null;
@@ -108,6 +115,55 @@ export function createReputationService(deps: ReputationDeps) {
   return {
     standing,
 
+    /** The directory keeps its rank up to date from here (it is built after reputation). */
+    onScoreChange(listener: ScoreListener) {
+      scoreListener = listener;
+    },
+
+    /** Scores at `at` of many agents in the given epochs (an agent with no rated event has the prior 0.5). */
+    async scoresOf(pairs: { agentId: string; epoch: number }[], at: number, trx?: Transaction<Database>): Promise<Map<string, number>> {
+      const out = new Map<string, number>();
+      for (let i = 0; i < pairs.length; i += 200) {
+        const chunk = pairs.slice(i, i + 200);
+        const rows = await store.aggregatesOf(chunk, trx);
+        for (const p of chunk) out.set(p.agentId, scoreAt(sumsOf(rows.find((r) => r.agent_id === p.agentId && r.epoch === p.epoch), at), at));
+      }
+      return out;
+    },
+
+    /**
+     * Score, status and (for `decomposed` agents) sub-signals of many agents at `at`, in a few reads
+     * whatever their number: a directory page. The same figures as `standing`.
+     */
+    async standingsOf(items: { agentId: string; epoch: number; decomposed: boolean }[], at: number) {
+      const out = new Map<string, { score: number; status: string; sub_signals?: Record<string, unknown> }>();
+      if (items.length === 0) return out;
+      const from = at - SUB_SIGNAL_DECAY_MS;
+      const subs = items.filter((x) => x.decomposed);
+      const [aggs, buckets, edge] = await Promise.all([
+        store.aggregatesOf(items),
+        subs.length ? store.bucketsOf(subs, from) : Promise.resolve([]),
+        subs.length ? store.edgeEventsOf(subs, from, Math.floor(from / DAY_MS) * DAY_MS + DAY_MS) : Promise.resolve([]),
+      ]);
+      for (const x of items) {
+        const all = aggs.find((a) => a.agent_id === x.agentId && a.epoch === x.epoch);
+        const entry: { score: number; status: string; sub_signals?: Record<string, unknown> } = {
+          score: scoreAt(sumsOf(all, at), at), status: (all?.signal_count ?? 0) >= MIN_INTERACTIONS ? 'scored' : 'insufficient_data',
+        };
+        if (x.decomposed) {
+          entry.sub_signals = Object.fromEntries(CATEGORIES.map((c) => {
+            const days = buckets.filter((b) => b.agent_id === x.agentId && b.epoch === x.epoch && b.category === c)
+              .map((b) => ({ ...b, day_start: Number(b.day_start) }) as DayBucket);
+            const edgeEv = edge.filter((e) => e.subject_agent_id === x.agentId && e.epoch === x.epoch && e.category === c)
+              .map((e) => ({ outcome: e.outcome as Outcome, weight: e.rater_weight, at: Number(e.created_at) }));
+            return [c, subSignal(linearBeta(days, edgeEv, at))];
+          }));
+        }
+        out.set(x.agentId, entry);
+      }
+      return out;
+    },
+
     /** What a passport, agent card or directory row shows: the current epoch's figures now. */
     async current(agentId: string, decomposed: boolean) {
       const epoch = await epochs.current(agentId);
@@ -158,7 +214,8 @@ export function createReputationService(deps: ReputationDeps) {
           row.log_index = appended.index;
           await store.insertEvent(trx, row);
           store.countRating(raterId, dayStartMs, trx);
-          await store.project(trx, ratedEvent(row), 1);
+          const all = await store.project(trx, ratedEvent(row), 1);
+          if (scoreListener) await scoreListener(trx, subject, scoreAt(sumsOf(all, now), now), now);
           return { created: true, event: rateView(row, appended.leafHash) };
         }, subject);
       } catch (e) {
@@ -248,7 +305,11 @@ export function createReputationService(deps: ReputationDeps) {
         await store.decide(trx, d.dispute_id, { status: input.decision, decided_at: now, decision_note: note, decided_log_index: appended.index });
         if (input.decision === 'upheld' && event && event.suppressed_at === null) {
           await store.suppress(trx, event.event_id, now);
-          await store.project(trx, ratedEvent(event), -1);
+          const all = await store.project(trx, ratedEvent(event), -1);
+          // A prior epoch's event changes no current score.
+          if (scoreListener && event.epoch === await epochs.current(event.subject_agent_id, trx)) {
+            await scoreListener(trx, event.subject_agent_id, scoreAt(sumsOf(all, now), now), now);
+          }
         }
         return {
           dispute_id: d.dispute_id, event_id: d.event_id, dispute_status: input.decision, decided_at: iso(now), log_index: appended.index,

@@ -162,6 +162,29 @@ export function createReputationStore(db: Kysely<Database>, engine: Engine) {
       return db.selectFrom('reputation_aggregates').selectAll().where('agent_id', '=', agent).where('epoch', '=', epoch).execute();
     },
 
+    /** The 'all' aggregates of many (agent, epoch) pairs. */
+    aggregatesOf(pairs: { agentId: string; epoch: number }[], trx: Db = db) {
+      return trx.selectFrom('reputation_aggregates').selectAll()
+        .where((eb) => eb.or(pairs.map((p) => eb.and([eb('agent_id', '=', p.agentId), eb('epoch', '=', p.epoch), eb('category', '=', ALL)]))))
+        .execute();
+    },
+
+    /** Day buckets of many (agent, epoch) pairs from the day holding `from` on. */
+    bucketsOf(pairs: { agentId: string; epoch: number }[], from: number) {
+      return db.selectFrom('reputation_day_buckets').selectAll()
+        .where((eb) => eb.or(pairs.map((p) => eb.and([eb('agent_id', '=', p.agentId), eb('epoch', '=', p.epoch)]))))
+        .where('day_start', '>=', dayStart(from)).execute();
+    },
+
+    /** Counted events of many (agent, epoch) pairs in (from, to). */
+    edgeEventsOf(pairs: { agentId: string; epoch: number }[], from: number, to: number) {
+      return db.selectFrom('reputation_events').select(['subject_agent_id', 'epoch', 'category', 'outcome', 'rater_weight', 'created_at'])
+        .where((eb) => eb.or(pairs.map((p) => eb.and([
+          eb('subject_agent_id', '=', p.agentId), eb('epoch', '=', p.epoch), eb('created_at', '>', from), eb('created_at', '<', to),
+        ]))))
+        .where('suppressed_at', 'is', null).execute();
+    },
+
     /** Day buckets from the day holding `from` on. */
     buckets(agent: string, epoch: number, from: number) {
       return db.selectFrom('reputation_day_buckets').selectAll()

@@ -33,6 +33,20 @@ export function createEpochs(db: Kysely<Database>, log: TrustLog) {
       return row?.epoch ?? 1;
     },
 
+    /** The open epoch (number and opening time) of many agents; an agent the log has not seen yet is absent. */
+    async openOf(agentIds: string[], trx: Db = db): Promise<Map<string, { epoch: number; openedAt: number }>> {
+      const out = new Map<string, { epoch: number; openedAt: number }>();
+      for (let i = 0; i < agentIds.length; i += 500) {
+        const rows = await trx.selectFrom('agent_epochs').select(['agent_id', 'epoch', 'opened_at'])
+          .where('agent_id', 'in', agentIds.slice(i, i + 500)).where('closed_at', 'is', null).execute();
+        for (const r of rows) {
+          const had = out.get(r.agent_id);
+          if (!had || r.epoch > had.epoch) out.set(r.agent_id, { epoch: r.epoch, openedAt: Number(r.opened_at) });
+        }
+      }
+      return out;
+    },
+
     list(agentId: string): Promise<AgentEpochsTable[]> {
       return db.selectFrom('agent_epochs').selectAll().where('agent_id', '=', agentId).orderBy('epoch').execute();
     },

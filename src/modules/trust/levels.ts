@@ -98,6 +98,21 @@ export function createTrustLevels(deps: { db: Kysely<Database>; clock: Clock }) 
   };
   return {
     of,
+    /**
+     * Levels of many agents (a directory page), by the same rule, with their open epochs read once.
+     * `opened`: the agents' open epochs when the caller has them already (epochs.openOf).
+     */
+    async ofMany(agents: LevelSubject[], opened: Map<string, { openedAt: number }>): Promise<Map<string, TrustLevel[]>> {
+      const now = deps.clock.now();
+      const standings = await Promise.all(agents.map((a) => standing(a.agentId)));
+      return new Map(agents.map((a, i) => [a.agentId, trustLevels({
+        active: a.status === 'active',
+        frozen: Boolean(a.frozen),
+        epochOpenedAt: opened.get(a.agentId)?.openedAt ?? a.createdAt,
+        ephemeralSession: false,
+        standing: standings[i],
+      }, now)]));
+    },
     /** The stake module installs its projection here when it lands. */
     useStanding(reader: StandingReader) {
       standing = reader;

@@ -26,6 +26,9 @@ export interface PassportsTable {
   listed: number;
   sub_signal_visibility: string; // decomposed | aggregate_only
   self_reported_capabilities: string | null;
+  /** Self-declared in the description (directory filters). */
+  agent_type: string | null;
+  domain: string | null;
 }
 
 export interface ApiKeysTable {

@@ -105,6 +105,35 @@ export interface VouchesTable {
 
 export interface TrustParityChecksTable { check_id: string; checked_at: number; result: string }
 
+/**
+ * A version of a directory row (GET /v1/agents): valid for versions [valid_from, valid_to); the one
+ * with valid_to null is current. A listed agent's or a synthetic founding profile's shown fields and
+ * rank (order_score = 1,000,000 − rank score in millionths; then created_at, agent_id).
+ */
+export interface DirectoryRanksTable {
+  agent_id: string;
+  valid_from: number;
+  valid_to: number | null;
+  /** When the row was closed (its successor written or the agent unlisted). */
+  closed_at: number | null;
+  order_score: number;
+  created_at: number;
+  /** When the rank score was computed. */
+  score_at: number;
+  agent_name: string;
+  bio: string | null;
+  /** JSON array. */
+  skills: string;
+  agent_type: string | null;
+  domain: string | null;
+  agent_card_url: string | null;
+  bridge: number;
+  synthetic: number;
+}
+
+/** One row (id 1): the directory's version counter and the MAC key of its cursors. */
+export interface DirectoryStateTable { id: number; version: number; cursor_secret: string; refreshed_at: number | null }
+
 export interface TrustTables {
   trust_log_entries: TrustLogEntriesTable;
   trust_log_nodes: TrustLogNodesTable;
@@ -118,4 +147,6 @@ export interface TrustTables {
   reputation_disputes: ReputationDisputesTable;
   trust_parity_checks: TrustParityChecksTable;
   vouches: VouchesTable;
+  directory_ranks: DirectoryRanksTable;
+  directory_state: DirectoryStateTable;
 }
