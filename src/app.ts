@@ -40,6 +40,8 @@ import { createReputationModule } from './modules/reputation/module';
 import { TRUST_LEVEL_RULE } from './modules/trust/levels';
 import { scopedKeysReplayer } from './modules/identity/keys-replay';
 import { createDirectoryModule } from './modules/directory/module';
+import { createCustodyModule, createCustodyRestrictions, type CustodyModule } from './modules/custody/module';
+import { memoryMeterFrom } from './modules/billing/memory-meter';
 import { createDirectoryEntries } from './modules/identity/directory-entries';
 import { loadSyntheticProfiles } from './modules/directory/synthetic';
 
@@ -102,6 +104,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // The trust log first: registration opens epoch 1 in it, in the registration's transaction.
   const trust = await createTrustModule({ config, database, clock, agentExists: async (id) => (await identity.trustProfile(id)) !== undefined });
   await trust.epochs.backfill();
+  // Staged resurrection (custody) refuses credit spend and commons writes; the module itself is built
+  // once the rate limiter exists, and records a registration's covenant in the registration's transaction.
+  const staged = createCustodyRestrictions(database.db, clock);
+  let custody: CustodyModule | undefined;
   const identity = createIdentityService({
     store: createIdentityStore(database.db, database.sqlite),
     clock,
@@ -110,7 +116,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     affiliationSecret: config.core.affiliationSecret,
     foundingPeriodEnd: config.core.foundingPeriodEnd,
     authCacheMs: config.core.authCacheMs,
-    onRegistered: (trx, agentId, at) => trust.epochs.openFirst(trx, agentId, at),
+    onRegistered: async (trx, agentId, at) => {
+      await trust.epochs.openFirst(trx, agentId, at);
+      await custody?.registered(trx, agentId, at);
+    },
     trustLevels: (agent, o) => trust.levels.of(agent, o),
     onKeyEvent: async (trx, e) => {
       await trust.log.append(trx, { kind: e.kind, agentId: e.agentId, epoch: await trust.epochs.current(e.agentId, trx), at: e.at, data: { ...e.data } });
@@ -127,6 +136,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   installInputGuard(app);
   installSlowClientLimits(app, config.core);
   installAuth(app, { authenticator: identity, adminKey: config.core.adminKey, baseUrl: config.core.baseUrl });
+  staged.install(app);
   // Discovery sees every route registered after this line (route table, OpenAPI, MCP tools).
   const routeTable = createRouteTable(app);
   await registerOpenApi(app, { baseUrl: config.core.baseUrl, table: routeTable });
@@ -165,16 +175,25 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     agents: { tierOf: async (id) => (await identity.getAgent(id))?.tier, setTier: (id, tier) => identity.setTier(id, tier) },
   });
   await app.register(billing.routes);
-  const memory = createMemoryModule({ config, database, clock, vectors, envelope, meter: billing.memoryMeter, log: (msg, err) => app.log.error({ err }, msg) });
+  // A paid charge (past the free floors) is refused during a staged resurrection; free calls pass.
+  const metering = staged.guardSpend(billing.metering);
+  const memory = createMemoryModule({ config, database, clock, vectors, envelope, meter: memoryMeterFrom(metering), log: (msg, err) => app.log.error({ err }, msg) });
   // Health reports the shared store the rate limits use (Redis when configured).
   await app.register(healthRoutes({ db: database.db, engine: database.engine, clock, vectors, redis: () => memory.limiter.storeStatus() }));
   await app.register(memory.routes);
   const commons = createCommonsModule({ config, database, clock, limiter: memory.limiter, vectors, log: (msg, err) => app.log.error({ err }, msg) });
   await app.register(commons.routes);
   billing.setCommons(commons.service);
+  // Custody: covenants, recovery and custody transfer (identity through its custody port).
+  custody = createCustodyModule({
+    config, database, clock, trust, identity: identity.custody, restrictions: staged, limiter: memory.limiter,
+    levelsOf: async (id) => (await identity.trustProfile(id))?.trustLevels ?? [],
+  });
+  await custody.backfill();
+  identity.useCustodyStatus((id) => staged.stagedUntil(id));
+  await app.register(custody.routes);
   // Metering is billing's service; search and browse charge through it (billing's routes can share it).
   const upgradeUrl = config.billing.billingPageUrl ?? `${config.core.baseUrl}/billing`;
-  const metering = billing.metering;
   const usage = createUsageModule({ readings: billing.usageReadings, terms: billing.usageTerms, clock, upgradeUrl });
   const search = createSearchModule({ config, clock, envelope, metering, usage: usage.service, log: app.log });
   const feedback = createFeedbackModule({ db: database.db, clock, envelope, upgradeUrl, effectiveTier: (id, tier) => usage.service.effectiveTier(id, tier) });
@@ -216,6 +235,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
 
   app.addHook('onClose', async () => {
     await directory.close();
+    await custody?.close();
     await memory.close();
     await parse.close();
     await blobs.close();

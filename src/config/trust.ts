@@ -9,6 +9,9 @@ export const trustSettings = group('Trust', {
   directoryRefreshSeconds: int('SVC_DIRECTORY_REFRESH_SECONDS', 3600, 'How often an instance re-ranks the directory (reputation decays with time) and reconciles it with the listed agents; also once at start.', { min: 1, max: 86_400 }),
   directorySyntheticProfiles: optionalStr('SVC_DIRECTORY_SYNTHETIC_PROFILES', 'Synthetic founding profiles shown in the directory with synthetic: true: a JSON array inline, or the path of a JSON file holding one. Each profile: key (a unique label), agent_name, and optional bio, skills, agent_type, domain, agent_card_url, created_at (docs/trust.md). Unset: none.'),
   ratingsPerDay: int('SVC_INTERACTION_RATINGS_PER_DAY', 200, 'Interaction ratings (POST /v1/feedback/interaction) one rater may give per UTC day; ratings are free.', { min: 1, max: 1_000_000 }),
+  recoveryPerAddressPerMinute: int('SVC_RECOVERY_CALLS_PER_ADDRESS_PER_MINUTE', 20, 'Calls of the public recovery routes (POST /v1/recovery/intent, initiate, complete) one client address may make per minute (429 RECOVERY_RATE_LIMITED past it).', { min: 1, max: 100_000 }),
+  recoveryPerAgentPerHour: int('SVC_RECOVERY_CALLS_PER_AGENT_PER_HOUR', 30, 'Calls of the public recovery routes about one agent per hour, from any address (429 RECOVERY_RATE_LIMITED past it).', { min: 1, max: 100_000 }),
+  recoveryChannelCodesPerHour: int('SVC_RECOVERY_CHANNEL_CODES_PER_HOUR', 3, 'Recovery codes svc delivers to one agent\'s channel covenant URL per hour (each delivery is an outbound POST to the URL the agent declared).', { min: 1, max: 1000 }),
 });
 
 /** A checkpoint origin is also the signing key's name: C2SP signed-note forbids "+" and whitespace in it. */

@@ -53,9 +53,15 @@ export const CONSOLIDATION_AMEND_SCHEME = 'svc.consolidation.amend.v1';
 export const POLICY_BINDING_AMEND_SCHEME = 'svc.policy_binding.amend.v1';
 export const RECOVERY_INTENT_SCHEME = 'svc.recovery.intent.v1';
 export const RECOVERY_VETO_SCHEME = 'svc.recovery.veto.v1';
+/** The later recovery steps, each signed anew over a fresh challenge (proof on every step). */
+export const RECOVERY_INITIATE_SCHEME = 'svc.recovery.initiate.v1';
+export const RECOVERY_COMPLETE_SCHEME = 'svc.recovery.complete.v1';
+/** The canonical custody-transfer bytes, signed by the outgoing custodian's passport key. */
+export const CUSTODY_TRANSFER_SCHEME = 'svc.custody.transfer.v1';
 
 export const SIGNED_REQUEST_SCHEMES = [
   COVENANT_AMEND_SCHEME, CONSOLIDATION_AMEND_SCHEME, POLICY_BINDING_AMEND_SCHEME, RECOVERY_INTENT_SCHEME, RECOVERY_VETO_SCHEME,
+  RECOVERY_INITIATE_SCHEME, RECOVERY_COMPLETE_SCHEME, CUSTODY_TRANSFER_SCHEME,
 ] as const;
 export type SignedRequestScheme = (typeof SIGNED_REQUEST_SCHEMES)[number];
 
@@ -88,3 +94,30 @@ export const consolidationAmendPayload = (f: Omit<SignedRequestFields, 'content'
 /** svc.policy_binding.amend.v1: the content is {binding_type, params} as sent. */
 export const policyBindingAmendPayload = (f: Omit<SignedRequestFields, 'content'> & { bindingType: string; params: unknown }): string =>
   signedRequestPayload(POLICY_BINDING_AMEND_SCHEME, { ...f, content: { binding_type: f.bindingType, params: f.params } });
+
+/** svc.covenant.amend.v1: the content is {template_id, params} as sent. */
+export const covenantAmendPayload = (f: Omit<SignedRequestFields, 'content'> & { templateId: string; params: unknown }): string =>
+  signedRequestPayload(COVENANT_AMEND_SCHEME, { ...f, content: { template_id: f.templateId, params: f.params } });
+
+/** svc.recovery.intent.v1 (signed by the recovery key): the content is {agent_id, new_passport_public_key} as sent. */
+export const recoveryIntentPayload = (f: Omit<SignedRequestFields, 'content'> & { newPassportPublicKey: string }): string =>
+  signedRequestPayload(RECOVERY_INTENT_SCHEME, { ...f, content: { agent_id: f.agentId, new_passport_public_key: f.newPassportPublicKey } });
+
+/** svc.recovery.initiate.v1: the content is {agent_id} (the agent has one open intent at a time). */
+export const recoveryInitiatePayload = (f: Omit<SignedRequestFields, 'content'>): string =>
+  signedRequestPayload(RECOVERY_INITIATE_SCHEME, { ...f, content: { agent_id: f.agentId } });
+
+/** svc.recovery.veto.v1 and svc.recovery.complete.v1: the content is {intent_id}. */
+export const recoveryVetoPayload = (f: Omit<SignedRequestFields, 'content'> & { intentId: string }): string =>
+  signedRequestPayload(RECOVERY_VETO_SCHEME, { ...f, content: { intent_id: f.intentId } });
+export const recoveryCompletePayload = (f: Omit<SignedRequestFields, 'content'> & { intentId: string }): string =>
+  signedRequestPayload(RECOVERY_COMPLETE_SCHEME, { ...f, content: { intent_id: f.intentId } });
+
+/**
+ * svc.custody.transfer.v1: the content is {incoming_owner_identifier, incoming_public_key}, the key as
+ * the PEM svc normalised it to (the transfer intent returns the content and these bytes).
+ */
+export const custodyTransferPayload = (f: Omit<SignedRequestFields, 'content'> & { incomingOwnerIdentifier: string; incomingPublicKeyPem: string }): string =>
+  signedRequestPayload(CUSTODY_TRANSFER_SCHEME, {
+    ...f, content: { incoming_owner_identifier: f.incomingOwnerIdentifier, incoming_public_key: f.incomingPublicKeyPem },
+  });

@@ -23,7 +23,7 @@ export const commonsRoutes = (deps: CommonsRouteDeps): FastifyPluginAsyncTypebox
   app.post('/v1/commons/entries', {
     bodyLimit: deps.bodyLimitBytes,
     schema: { body: PublishBody, summary: 'Publish an entry to the shared commons (needs svc:commons-publish)', tags },
-    config: { auth: 'key', scope: 'svc:commons-publish', success: [201], errors: { 403: ['COMMONS_PUBLISH_NOT_PERMITTED'], 413: ['COMMONS_VALUE_TOO_LARGE'], 429: ['RATE_LIMIT_EXCEEDED'] }, validationCodes: PublishValidationCodes },
+    config: { auth: 'key', scope: 'svc:commons-publish', success: [201], stagedRestricted: 'commons_write', errors: { 403: ['COMMONS_PUBLISH_NOT_PERMITTED', 'STAGED_RESURRECTION_RESTRICTED'], 413: ['COMMONS_VALUE_TOO_LARGE'], 429: ['RATE_LIMIT_EXCEEDED'] }, validationCodes: PublishValidationCodes },
   }, async (request, reply) => reply.code(201).send(await commons.publish(agentOf(request), request.body)));
 
   app.get('/v1/commons/entries', {
@@ -43,11 +43,11 @@ export const commonsRoutes = (deps: CommonsRouteDeps): FastifyPluginAsyncTypebox
 
   app.post('/v1/commons/entries/:entry_id/vouch', {
     schema: { params: EntryIdParams, summary: 'Vouch for a commons entry (once per agent; not your own)', tags },
-    config: { auth: 'key', scope: 'svc:commons-publish', errors: { 403: ['COMMONS_SELF_VOUCH'], 404: ['COMMONS_ENTRY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] } },
+    config: { auth: 'key', scope: 'svc:commons-publish', stagedRestricted: 'commons_write', errors: { 403: ['COMMONS_SELF_VOUCH', 'STAGED_RESURRECTION_RESTRICTED'], 404: ['COMMONS_ENTRY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] } },
   }, async (request) => commons.vouch(agentOf(request).agentId, request.params.entry_id));
 
   app.delete('/v1/commons/entries/:entry_id', {
     schema: { params: EntryIdParams, summary: 'Delete your own commons entry', tags },
-    config: { auth: 'key', scope: 'svc:commons-publish', errors: { 403: ['COMMONS_NOT_PUBLISHER'], 404: ['COMMONS_ENTRY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] } },
+    config: { auth: 'key', scope: 'svc:commons-publish', stagedRestricted: 'commons_write', errors: { 403: ['COMMONS_NOT_PUBLISHER', 'STAGED_RESURRECTION_RESTRICTED'], 404: ['COMMONS_ENTRY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'] } },
   }, async (request) => commons.remove(agentOf(request).agentId, request.params.entry_id));
 };

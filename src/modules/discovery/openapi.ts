@@ -50,6 +50,8 @@ export function errorCodesOf(r: RouteInfo): Codes {
   if (r.params || r.querystring || r.body) add(m, 422, 'VALIDATION_FAILED');
   for (const v of Object.values(r.validationCodes)) add(m, v.status, v.code);
   for (const [status, codes] of Object.entries(r.errors)) for (const code of codes) add(m, Number(status), code);
+  // A call that can be paid from credit is refused during a staged resurrection (custody: restrictions.ts).
+  if (m.get(402)?.has('INSUFFICIENT_CREDITS')) add(m, 403, 'STAGED_RESURRECTION_RESTRICTED');
   if (r.body) { add(m, 400, 'INVALID_JSON'); add(m, 413, 'PAYLOAD_TOO_LARGE'); add(m, 415, 'UNSUPPORTED_MEDIA_TYPE'); }
   if (r.params) { add(m, 400, 'BAD_REQUEST'); add(m, 414, 'URI_TOO_LONG'); }
   add(m, 500, 'INTERNAL_ERROR');

@@ -60,7 +60,7 @@ export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypeb
   app.post('/v1/auth/passport/challenge', {
     schema: { body: ChallengeBody, summary: 'Get a single-use challenge to sign with the passport key' },
     config: { auth: 'none', errors: { 403: ['PASSPORT_REVOKED'], 404: ['AGENT_NOT_FOUND'] }, validationCodes: ChallengeValidationCodes },
-  }, async (request) => identity.createChallenge(request.body.agent_id));
+  }, async (request) => identity.createChallenge(request.body.agent_id, request.body.purpose));
 
   app.post('/v1/auth/passport/verify', {
     schema: { body: VerifyBody, summary: 'Exchange a signed challenge for a session token (svc_session_, 3600 s)' },

@@ -35,6 +35,9 @@ export const AgentIdParams = Type.Object({ agent_id: Type.String({ maxLength: 64
 // The plain UUID form only: JSON Schema's `uuid` format also takes `urn:uuid:…`, which no lookup matches.
 export const ChallengeBody = Type.Object({
   agent_id: Type.String({ pattern: UUID_PATTERN, description: 'The agent whose passport key will sign' }),
+  purpose: Type.Optional(Type.Union([Type.Literal('session'), Type.Literal('recovery')], {
+    description: 'session (default): a passport challenge, refused once the passport is revoked. recovery: a challenge for a recovery step (signed with the recovery key or the new passport key), given also for a revoked passport',
+  })),
 });
 
 export const VerifyBody = Type.Object({
@@ -78,6 +81,7 @@ export const MeResponse = Type.Object({
   affiliation: Nullable(Type.String()),
   recovery_enrolled: Type.Boolean(),
   covenant_template_id: Nullable(Type.String()),
+  staged_resurrection_until: Nullable(Type.String({ description: 'After a recovery through a channel covenant: until when spending credit, custody transfer and commons writes are refused (STAGED_RESURRECTION_RESTRICTED); null otherwise' })),
   authenticated_with: Type.Object({ kind: Type.String(), scopes: Type.Array(Type.String()) }),
   passport_url: Type.String(),
   created_at: Type.String(),

@@ -13,7 +13,10 @@ import { isUniqueViolation } from '../../infra/db/dialect';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import { createKeys, issueToken, SESSION_TTL_SECONDS, type KeyEvent, type KeyEventSink } from './keys';
+import { createCustodyPort } from './custody-port';
+import { createCustodyStore } from './custody-store';
 import { publicPassport, verifiedCapabilities } from './passport-view';
+import { createPassportSignatures } from './signatures';
 import type { IdentityStore, NewAgent } from './store';
 import { affiliationOf, externalUrlProblem } from './validation';
 
@@ -71,6 +74,12 @@ export function createIdentityService(deps: IdentityDeps) {
   const { store, clock } = deps;
   const keys = createKeys({ store, clock, authCacheMs: deps.authCacheMs, onKeyEvent: deps.onKeyEvent });
   let reputationOf: ReputationReader | undefined;
+  /** The end of an agent's staged resurrection (the custody module, built after identity). */
+  let stagedUntilOf: ((agentId: string) => Promise<number | undefined>) | undefined;
+  const stagedResurrectionUntil = async (agentId: string): Promise<string | null> => {
+    const until = stagedUntilOf ? await stagedUntilOf(agentId) : undefined;
+    return until === undefined ? null : iso(until);
+  };
   const levelsOf: LevelsReader = deps.trustLevels ?? (async () => ['floor']);
   const levelsOfAgent = (a: { agent_id: string; status: string; frozen: number; created_at: number }, ephemeral = false) =>
     levelsOf({ agentId: a.agent_id, status: a.status, frozen: a.frozen, createdAt: Number(a.created_at) }, { ephemeral });
@@ -102,6 +111,12 @@ export function createIdentityService(deps: IdentityDeps) {
 
   return {
     ...keys,
+
+    /** The narrow interface of the custody module (covenants, recovery, custody transfer): custody-port.ts. */
+    custody: createCustodyPort({
+      store, custodyStore: createCustodyStore(store.db), clock, challengeTtlSeconds: deps.challengeTtlSeconds, maxOpenChallenges: MAX_OPEN_CHALLENGES,
+      verifySigned: createPassportSignatures({ store, clock }), forgetCachedTokens: () => keys.forgetCachedTokens(), onKeyEvent: deps.onKeyEvent,
+    }),
 
     async register(input: RegisterInput) {
       if (input.agree_to_terms !== true) {
@@ -230,6 +245,7 @@ export function createIdentityService(deps: IdentityDeps) {
         affiliation: agent.affiliation,
         recovery_enrolled: agent.recovery_agent_id !== null,
         covenant_template_id: agent.covenant_template_id ?? null,
+        staged_resurrection_until: await stagedResurrectionUntil(agent.agent_id),
         authenticated_with: { kind: auth.keyKind, scopes: auth.scopes },
         passport_url: `${deps.baseUrl}/v1/agents/${agent.agent_id}/passport`,
         created_at: iso(agent.created_at),
@@ -247,11 +263,17 @@ export function createIdentityService(deps: IdentityDeps) {
       const view = publicPassport(agent, passport, {
         baseUrl: deps.baseUrl, scopedKeyScopes: scoped.map((s) => JSON.parse(s.scopes) as string[]), trustLevels: levels,
       });
-      const [standing, skillVouches] = await Promise.all([
+      const [standing, skillVouches, staged] = await Promise.all([
         reputationOf ? reputationOf(id, passport.sub_signal_visibility === 'decomposed') : undefined,
         skillVouchesOf ? skillVouchesOf(id, view.skills) : undefined,
+        stagedResurrectionUntil(id),
       ]);
-      return { ...view, ...(standing ?? {}), ...(skillVouches ? { skill_vouches: skillVouches } : {}) } as typeof view;
+      return { ...view, ...(standing ?? {}), ...(skillVouches ? { skill_vouches: skillVouches } : {}), staged_resurrection_until: staged } as typeof view;
+    },
+
+    /** The custody module supplies the end of a staged resurrection (GET /v1/me and the passport show it). */
+    useCustodyStatus(reader: (agentId: string) => Promise<number | undefined>) {
+      stagedUntilOf = reader;
     },
 
     /** The directory module supplies the passport's skill_vouches (it is built after identity). */
@@ -288,11 +310,12 @@ export function createIdentityService(deps: IdentityDeps) {
       };
     },
 
-    async createChallenge(agentId: string) {
+    /** `recovery`: a challenge for a recovery step, given also when the passport is revoked (a recovery replaces it). */
+    async createChallenge(agentId: string, purpose: 'session' | 'recovery' = 'session') {
       const id = agentId.toLowerCase();
       const passport = await store.findPassport(id);
       if (!passport) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
-      if (passport.revoked_at !== null) throw new ApiError(403, 'PASSPORT_REVOKED', 'This passport has been revoked');
+      if (passport.revoked_at !== null && purpose !== 'recovery') throw new ApiError(403, 'PASSPORT_REVOKED', 'This passport has been revoked');
       const now = clock.now();
       const challenge = {
         challenge_id: newId(), agent_id: id, nonce: randomToken(32),
@@ -310,6 +333,7 @@ export function createIdentityService(deps: IdentityDeps) {
       return {
         status: 'success',
         agent_id: id,
+        purpose,
         challenge_id: challenge.challenge_id,
         challenge_nonce: challenge.nonce,
         scheme: PASSPORT_CHALLENGE_SCHEME,

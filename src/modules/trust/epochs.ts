@@ -26,6 +26,20 @@ export function createEpochs(db: Kysely<Database>, log: TrustLog) {
     /** Epoch 1 at registration, in the registration's transaction. */
     openFirst: (trx: Transaction<Database>, agentId: string, at: number) => open(trx, agentId, 1, at, 'registration'),
 
+    /**
+     * A custody change (a completed recovery or custody transfer), inside `trx`: closes the open epoch
+     * (`epoch.closed`, closed_by `reason`) and opens the next (`epoch.opened`, opened_by `reason`).
+     */
+    async rollOver(trx: Transaction<Database>, agentId: string, at: number, reason: string) {
+      const row = await trx.selectFrom('agent_epochs').select('epoch').where('agent_id', '=', agentId).where('closed_at', 'is', null)
+        .orderBy('epoch', 'desc').limit(1).executeTakeFirst();
+      if (!row) throw new Error(`agent ${agentId} has no open custody epoch`);
+      const closedEntry = await log.append(trx, { kind: 'epoch.closed', agentId, epoch: row.epoch, at, data: { closed_by: reason } });
+      await trx.updateTable('agent_epochs').set({ closed_at: at }).where('agent_id', '=', agentId).where('epoch', '=', row.epoch).execute();
+      await open(trx, agentId, row.epoch + 1, at, reason);
+      return { closed: row.epoch, opened: row.epoch + 1, closedLogIndex: closedEntry.index };
+    },
+
     /** The open epoch's number (1 for an agent the log has not seen yet). */
     async current(agentId: string, trx: Db = db): Promise<number> {
       const row = await trx.selectFrom('agent_epochs').select('epoch').where('agent_id', '=', agentId).where('closed_at', 'is', null)

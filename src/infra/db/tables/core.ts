@@ -66,6 +66,8 @@ export interface CovenantsTable {
   params: string; // JSON
   bound_at: number;
   superseded_at: number | null;
+  /** The trust log entry that bound it (null until appended, for covenants older than the log). */
+  bound_log_index?: number | null;
 }
 
 export interface ReferralsTable {
