@@ -8,8 +8,15 @@
  *    block. An embedded Word document or RTF chunk is not read (a warning says so).
  *  - charts (`c:chart`) and SmartArt diagrams (`dgm:relIds`) inside a drawing: the chart's titles,
  *    series names and category labels, the diagram's text, after the drawing.
+ *  - text boxes mammoth cannot see: mammoth reads a drawing for its picture only and an
+ *    `mc:AlternateContent` for its VML fallback only, so a DrawingML text box (`wps:txbx`) written
+ *    without a fallback was lost. Its content is given to mammoth as the VML text box it reads.
+ *  - headers and footers (mammoth reads neither): their text, once per distinct part, as the first
+ *    paragraphs (headers) and the last ones (footers) of the body; text boxes in them included.
+ *  - list numbers as displayed (docx-numbering.ts).
  */
 import { unescapeXml } from './ooxml';
+import { labelParagraphs, readNumbering } from './docx-numbering';
 
 export interface PartReader {
   exists(name: string): boolean;
@@ -20,15 +27,11 @@ const xmlEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').
 const run = (escaped: string) => `<w:r><w:t xml:space="preserve">${escaped}</w:t></w:r>`;
 const paragraph = (text: string) => `<w:p>${run(xmlEscape(text))}</w:p>`;
 
-/** Whether the main part needs rewriting at all (most documents do not). */
-export function needsRewrite(xml: string): boolean {
-  return xml.includes('<w:ruby') || xml.includes('<w:altChunk') || xml.includes(':chart ') || xml.includes(':relIds ');
-}
 
 /** Texts (`<w:t>`) inside a piece of WordprocessingML, still escaped. */
 const wordTexts = (xml: string) => [...xml.matchAll(/<w:t(?:\s[^>]*)?>([^<]*)<\/w:t>/g)].map((m) => m[1]!).join('');
 
-export async function rewriteMainPart(xml: string, rels: Map<string, string>, parts: PartReader, warnings: string[]): Promise<string> {
+export async function rewriteMainPart(xml: string, rels: Map<string, string>, parts: PartReader, warnings: string[], relTypes: Map<string, string> = new Map()): Promise<string> {
   // Ruby: the guide (w:rt) and the base (w:rubyBase) each hold runs; only their text is kept, in
   // the run that held the ruby element.
   let out = xml.replace(/<w:ruby>([\s\S]*?)<\/w:ruby>/g, (_, inner: string) => {
@@ -64,7 +67,108 @@ export async function rewriteMainPart(xml: string, rels: Map<string, string>, pa
     }
     return texts.length === 0 ? drawing : `${drawing}${texts.map((t) => `<w:br/><w:t xml:space="preserve">${t}</w:t>`).join('')}<w:br/>`;
   });
+
+  out = visibleTextBoxes(out);
+
+  // List numbers, from the numbering part and the paragraph styles.
+  const partOf = (type: string) => [...relTypes].find(([, t]) => t === type)?.[0];
+  const numberingPart = rels.get(partOf('numbering') ?? '') ?? 'word/numbering.xml';
+  if (parts.exists(numberingPart) && out.includes('<w:p')) {
+    const stylesPart = rels.get(partOf('styles') ?? '') ?? 'word/styles.xml';
+    const numbering = readNumbering(await parts.read(numberingPart, 'utf-8'), parts.exists(stylesPart) ? await parts.read(stylesPart, 'utf-8') : undefined);
+    if (numbering.nums.size > 0) out = labelParagraphs(out, numbering);
+  }
+
+  // Headers first, footers last, each distinct text once (first-page, even and default headers
+  // often repeat each other).
+  const pieces = { header: [] as string[], footer: [] as string[] };
+  const seen = new Set<string>();
+  for (const m of out.matchAll(/<w:(header|footer)Reference\b([^>]*)\/?>/g)) {
+    const target = rels.get(/\br:id="([^"]+)"/.exec(m[2]!)?.[1] ?? '');
+    if (!target || seen.has(target) || !parts.exists(target)) continue;
+    seen.add(target);
+    const text = wordParagraphs(await parts.read(target, 'utf-8')).join('\n');
+    if (text === '' || pieces[m[1] as 'header' | 'footer'].includes(text)) continue;
+    pieces[m[1] as 'header' | 'footer'].push(text);
+  }
+  const paragraphs = (texts: string[]) => texts.flatMap((t) => t.split('\n')).map(paragraph).join('');
+  if (pieces.header.length > 0) out = out.replace(/<w:body>/, (b) => `${b}${paragraphs(pieces.header)}`);
+  if (pieces.footer.length > 0) out = out.replace(/<\/w:body>/, (b) => `${paragraphs(pieces.footer)}${b}`);
   return out;
+}
+
+/**
+ * DrawingML text boxes (`wps:txbx`) in a form mammoth reads. mammoth reads only the fallback of an
+ * `mc:AlternateContent`: one without a fallback is unwrapped to its choice; and it reads a drawing
+ * for its picture only, so a drawing holding text boxes is followed by a VML `w:pict` text box with
+ * the same content, which mammoth reads. Alternates that have a fallback are left as they are.
+ */
+function visibleTextBoxes(xml: string): string {
+  if (!xml.includes('txbxContent')) return xml;
+  const kept: string[] = [];
+  let out = xml.replace(/<mc:AlternateContent\b[^>]*>([\s\S]*?)<\/mc:AlternateContent>/g, (whole, inner: string) => {
+    if (inner.includes('<mc:Fallback')) { kept.push(whole); return `\u0000${kept.length - 1}\u0000`; }
+    return /<mc:Choice\b[^>]*>([\s\S]*?)<\/mc:Choice>/.exec(inner)?.[1] ?? '';
+  });
+  out = out.replace(/<w:drawing>[\s\S]*?<\/w:drawing>/g, (drawing) => {
+    const boxes = [...drawing.matchAll(/<w:txbxContent\b[^>]*>([\s\S]*?)<\/w:txbxContent>/g)].map((m) => m[1]!);
+    return boxes.length === 0 ? drawing : `${drawing}${boxes.map((b) => `<w:pict><v:shape xmlns:v="urn:schemas-microsoft-com:vml"><v:textbox><w:txbxContent>${b}</w:txbxContent></v:textbox></v:shape></w:pict>`).join('')}`;
+  });
+  return out.replace(/\u0000(\d+)\u0000/g, (_, i: string) => kept[Number(i)]!);
+}
+
+/**
+ * The paragraphs of a WordprocessingML part (a header, a footer) as lines of plain text: a table
+ * row's cells joined by ` | `, tabs as spaces, a text box's paragraphs after the paragraph that
+ * holds it, and of an `mc:AlternateContent` only the choice (its fallback repeats it).
+ */
+export function wordParagraphs(xml: string): string[] {
+  const body = xml
+    .replace(/<mc:Fallback\b[\s\S]*?<\/mc:Fallback>/g, '')
+    .replace(/<w:(delText|instrText)\b[^>]*>[\s\S]*?<\/w:\1>/g, '');
+  const lines: string[] = [];
+  // Open paragraphs (with the lines of text boxes inside them) and table rows, innermost last.
+  type Open = { kind: 'p'; text: string; after: string[] } | { kind: 'tr'; cells: string[] };
+  const open: Open[] = [];
+  let paragraph: (Open & { kind: 'p' }) | undefined;
+  let inText = false;
+  const emit = (line: string) => {
+    if (line === '') return;
+    const top = open[open.length - 1];
+    if (!top) lines.push(line);
+    else if (top.kind === 'p') top.after.push(line);
+    else if (top.cells.length > 0) top.cells[top.cells.length - 1] = `${top.cells[top.cells.length - 1]} ${line}`.trim();
+  };
+  const innermost = () => [...open].reverse().find((o): o is Open & { kind: 'p' } => o.kind === 'p');
+  for (const m of body.matchAll(/<(\/?)w:(p|tr|tc|t|tab|br|cr|noBreakHyphen)\b[^>]*?(\/?)>|([^<]+)/g)) {
+    const [, close, tag, selfClosing, text] = m;
+    if (text !== undefined) {
+      if (inText && paragraph) paragraph.text += unescapeXml(text);
+      continue;
+    }
+    if (tag === 't') { if (!selfClosing) inText = !close; continue; }
+    if (tag === 'p') {
+      if (selfClosing) continue;
+      if (!close) { paragraph = { kind: 'p', text: '', after: [] }; open.push(paragraph); continue; }
+      if (open[open.length - 1]?.kind !== 'p') continue;
+      const p = open.pop() as Open & { kind: 'p' };
+      paragraph = innermost();
+      for (const line of [p.text.replace(/\s+/g, ' ').trim(), ...p.after]) emit(line);
+    } else if (tag === 'tr') {
+      if (!close) { open.push({ kind: 'tr', cells: [] }); continue; }
+      if (open[open.length - 1]?.kind !== 'tr') continue;
+      const row = open.pop() as Open & { kind: 'tr' };
+      paragraph = innermost();
+      const cells = row.cells.map((c) => c.trim());
+      if (cells.some((c) => c !== '')) emit(cells.join(' | '));
+    } else if (tag === 'tc') {
+      const top = open[open.length - 1];
+      if (!close && top?.kind === 'tr') top.cells.push('');
+    } else if (paragraph) {
+      paragraph.text += tag === 'noBreakHyphen' ? '-' : ' ';
+    }
+  }
+  return lines;
 }
 
 /**
@@ -156,6 +260,17 @@ export function relationships(relsXml: string | undefined, base = 'word'): Map<s
     const target = /\bTarget="([^"]+)"/.exec(attrs)?.[1];
     if (!id || !target || /\bTargetMode="External"/.test(attrs)) continue;
     map.set(id, normalise(target.startsWith('/') ? target.slice(1) : `${base}/${target}`));
+  }
+  return map;
+}
+
+/** Relationship id → its type (the last segment of the type URI, e.g. `numbering`). */
+export function relationshipTypes(relsXml: string | undefined): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const m of (relsXml ?? '').matchAll(/<Relationship\b([^>]*)\/?>/g)) {
+    const id = /\bId="([^"]+)"/.exec(m[1]!)?.[1];
+    const type = /\bType="([^"]+)"/.exec(m[1]!)?.[1];
+    if (id && type) map.set(id, type.slice(type.lastIndexOf('/') + 1));
   }
   return map;
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createDocumentParser } from './index';
 import { xlsxWorkbook } from '../../../test/fixtures/documents';
-import { altChunkDocx, chartDocx, cjkPdf, entryOrder, formattedWorkbook, imageOnlyPdf, pdfLayoutCases, rezip, rubyDocx, textBoxWorkbook, xmpPdf } from '../../../test/fixtures/fidelity';
+import { altChunkDocx, chartDocx, cjkPdf, entryOrder, formattedWorkbook, headerFooterDocx, imageOnlyPdf, notesDocx, numberingDocx, pdfLayoutCases, rezip, rubyDocx, textBoxDocx, textBoxWorkbook, xmpPdf } from '../../../test/fixtures/fidelity';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const CSV = 'text/csv';
@@ -135,6 +135,39 @@ describe('DOCX text mammoth does not read', () => {
   test('chart titles, series and categories, and SmartArt text, after their drawing', async () => {
     const r = await parser.parse(file('chart.docx', await chartDocx()), DOCX);
     expect(r.text).toBe('Figures follow.\n\nRevenue by region; 2024; North; South\n\nPlan; Build; Ship\n\nEnd.');
+  });
+});
+
+describe('DOCX: what a reader sees around and beside the body', () => {
+  test('headers first and footers last, once each, with their text boxes and tables', async () => {
+    const r = await parser.parse(file('header.docx', await headerFooterDocx()), DOCX);
+    expect(r.text).toBe('ACME Corp\n\nDraft for review\n\nQuarterly report | Confidential\n\nFirst body paragraph.\n\nSecond body paragraph.\n\nPage 1 of 2');
+  });
+
+  test('footnotes and endnotes numbered apart as Word shows them, comments marked with their author', async () => {
+    const r = await parser.parse(file('notes.docx', await notesDocx()), DOCX);
+    expect(r.text).toBe('Revenue grew[1] and costs fell[i].\n\nMargins held[2].\n\nThe total was 4.2 million[AL1].'
+      + '\n\n[1] Audited figures.\n\n[2] Before tax.\n\n[i] See the annual report.'
+      + '\n\nComment [AL1] (Ann Lee): Check this figure against the audit.');
+    expect(r.metadata.warnings).toEqual([]);
+  });
+
+  test('text boxes are read once each, with or without a VML fallback', async () => {
+    const r = await parser.parse(file('boxes.docx', await textBoxDocx()), DOCX);
+    expect(r.text).toBe('Before the boxes.\n\nBox with a fallback.\n\nSecond anchor.\n\nBox without a fallback.\n\nThird anchor.\n\nBare drawing box.\n\nAfter the boxes.');
+    expect(r.metadata.warnings).toEqual([]);
+  });
+
+  test('list numbers as displayed: 3) and a), restarts, roman, multi-level through a style', async () => {
+    const r = await parser.parse(file('lists.docx', await numberingDocx()), DOCX);
+    expect(r.text).toBe([
+      'Steps:', '3) Open the valve\n  a) Slowly\n  b) Fully\n4) Close the lid',
+      'Again:', '1) Restarted first\n2) Restarted second',
+      'Continued:', '3) Continues the count',
+      'Parts:', 'I. Scope\nII. Terms',
+      '1. Definitions', '1.1. Meaning of words', '1.2. Headings', '2. Notices',
+      '- A bullet',
+    ].join('\n\n'));
   });
 });
 
