@@ -27,6 +27,7 @@ import { createMemoryModule } from './modules/memory/module';
 import { createCommonsModule } from './modules/commons/module';
 import { createVectorRuntime } from './infra/vectors/runtime';
 import { createBillingModule } from './modules/billing/module';
+import { createStakeModule } from './modules/stake/module';
 import { createUsageModule } from './modules/usage/module';
 import { createSearchModule } from './modules/search/module';
 import { createApprovalModule } from './modules/approvals/module';
@@ -175,6 +176,13 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     agents: { tierOf: async (id) => (await identity.getAgent(id))?.tier, setTier: (id, tier) => identity.setTier(id, tier) },
   });
   await app.register(billing.routes);
+  // Stake, sponsorship and slashing: trust facts whose money moves only through billing's ledger.
+  const stake = createStakeModule({
+    config, database, clock, envelope, trust, ledger: billing.stakeLedger, profile: (id) => identity.trustProfile(id), log: (msg, err) => app.log.error({ err }, msg),
+  });
+  trust.levels.useStanding(stake.standing);
+  billing.setStakes({ settle: (id) => stake.stakes.settleAgent(id) });
+  await app.register(stake.routes);
   // A paid charge (past the free floors) is refused during a staged resurrection; free calls pass.
   const metering = staged.guardSpend(billing.metering);
   const memory = createMemoryModule({ config, database, clock, vectors, envelope, meter: memoryMeterFrom(metering), log: (msg, err) => app.log.error({ err }, msg) });
@@ -239,6 +247,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     await memory.close();
     await parse.close();
     await blobs.close();
+    await stake.close();
     await billing.close();
     await vectors.close();
     await search.close();

@@ -66,7 +66,7 @@ describe('GET /v1/billing', () => {
   test('_svc.usage snapshot from the metering service', async () => {
     const a = await t.registerAgent();
     const u = await billingModuleFor(t.config)!.metering.usage(a.agentId);
-    expect(Object.keys(u).sort()).toEqual(['auto_topup', 'browse_calls_remaining', 'commons_contributions', 'commons_size', 'commons_url', 'credits_expire_at', 'credits_remaining_usd', 'tier_label'].sort());
+    expect(Object.keys(u).sort()).toEqual(['auto_topup', 'browse_calls_remaining', 'commons_contributions', 'commons_size', 'commons_url', 'credits_expire_at', 'credits_remaining_usd', 'credits_staked_usd', 'tier_label'].sort());
     // app.ts feeds the commons module's real figures: an empty commons, nothing contributed.
     expect(u).toMatchObject({ credits_remaining_usd: '0.0000', browse_calls_remaining: 20, commons_url: 'http://svc.test/v1/commons/entries', commons_size: 0, commons_contributions: 0 });
     billingModuleFor(t.config)!.setCommons({ stats: async () => ({ size: 12, contributions: 3 }) });

@@ -56,6 +56,8 @@ export interface FakeEmbeddingsOptions {
   reverse?: boolean;
   /** The model's context length: a longer input gets OpenAI's 400 for the whole request. */
   maxInputTokens?: number;
+  /** A slow model: milliseconds to wait before answering a request with these inputs (default none). */
+  delayMs?: (inputs: string[]) => number;
 }
 
 export interface FakeEmbeddingsServer {
@@ -158,6 +160,8 @@ export async function startFakeEmbeddings(opts: FakeEmbeddingsOptions = {}): Pro
     if (input.some((s) => s === '')) {
       return error(res, 400, "'$.input' is invalid: an input cannot be an empty string.", 'invalid_request_error', null);
     }
+    const delay = opts.delayMs?.(input as string[]) ?? 0;
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
     const longest = Math.max(...input.map(fakeTokenCount));
     if (opts.maxInputTokens !== undefined && longest > opts.maxInputTokens) {
       return error(res, 400, `This model's maximum context length is ${opts.maxInputTokens} tokens, however you requested ${longest} tokens `

@@ -28,3 +28,11 @@ export function normalizeAccount(r: Account): Account {
     topup_dip_open: Number(r.topup_dip_open),
   };
 }
+
+/**
+ * Accounts of the credit ledger besides an agent's own (its agent id): the credit the agent has at
+ * stake, the insurance pool that slashes pay into, and burned credit (stake-ledger.ts).
+ */
+export const stakeAccount = (agentId: string): string => `stake:${agentId}`;
+export const INSURANCE_ACCOUNT = 'pool:insurance';
+export const BURNED_ACCOUNT = 'pool:burned';

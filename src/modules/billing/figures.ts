@@ -38,12 +38,14 @@ export async function figures(core: MeterCore, trx: Trx, agentId: string, state:
     const counts = searchCounts(m, trx, agentId, state, now, held, unwritten?.calls ?? 0);
     poolCounts = counts instanceof Promise ? await counts : counts;
   }
+  const staked = state.staked ?? (state.staked = await m.staked(trx, agentId));
   const left = browseLeft(m, trx, agentId, state, tier, now, held);
   const f: Figures = {
     balanceUnits: after.units,
     poolCounts,
     usage: {
       credits_remaining_usd: formatUsd(after.units),
+      credits_staked_usd: formatUsd(staked),
       tier_label: tier.label,
       auto_topup: account.auto_topup_enabled === 1,
       credits_expire_at: after.earliestExpiry === null ? null : iso(after.earliestExpiry),

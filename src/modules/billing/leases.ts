@@ -162,7 +162,7 @@ class LeasedCharge implements Charge {
     this.tier = lease.tierName;
     if (f.poolCounts) this.poolCounts = { callsThisMonth: f.poolCounts.callsThisMonth + lease.unwritten, freeUsedInWindow: f.poolCounts.freeUsedInWindow };
     this.usage = {
-      credits_remaining_usd: formatUsd(f.balanceUnits - lease.unwritten * lease.price), tier_label: u.tier_label, auto_topup: u.auto_topup,
+      credits_remaining_usd: formatUsd(f.balanceUnits - lease.unwritten * lease.price), credits_staked_usd: u.credits_staked_usd, tier_label: u.tier_label, auto_topup: u.auto_topup,
       credits_expire_at: u.credits_expire_at, commons_url: null, commons_size: null, commons_contributions: null, browse_calls_remaining: u.browse_calls_remaining,
     };
   }

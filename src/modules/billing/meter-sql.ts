@@ -14,7 +14,7 @@ import { prepared, preparedWrite } from '../../infra/db/prepared';
 import type { Database } from '../../infra/db/schema';
 import { newOrderedId } from '../../lib/ids';
 import type { Units } from '../../lib/money';
-import { emptyAccount, normalizeAccount, type Account, type LockedAccount } from './account';
+import { emptyAccount, normalizeAccount, stakeAccount, type Account, type LockedAccount } from './account';
 
 export interface Lot { lot_id: string; remaining_units: number; expires_at: number | null }
 /** What `spend` leaves to its caller: the lot updates (`take`) and, with `row`, the ledger rows too. */
@@ -107,6 +107,9 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', s.now)]))
     // Soonest expiry first, purchased (never expiring) credit last.
     .orderBy(sql`case when expires_at is null then 1 else 0 end`).orderBy('expires_at').orderBy('created_at'));
+  // Credit at stake: the lots of the agent's stake account (stake-ledger.ts).
+  const stakedQ = q<{ n: number }>((s) => db.selectFrom('credit_lots').select(sql<number>`coalesce(sum(remaining_units), 0)`.as('n'))
+    .where('agent_id', '=', s.agent));
   const takeLotQ = q((s) => db.updateTable('credit_lots').set({ remaining_units: sql`remaining_units - ${s.units}` }).where('lot_id', '=', s.lot));
   const spendEntryQ = q((s) => db.insertInto('credit_ledger').values({
     entry_id: s.entry, agent_id: s.agent, kind: 'spend', amount_units: s.delta, lot_id: s.lot,
@@ -203,6 +206,9 @@ export function createMeterSql(db: Kysely<Database>, sqlite?: SQLite.Database) {
       }
       return [];
     },
+
+    /** Credit the agent has at stake (its stake account's lots, stake-ledger.ts). */
+    staked: (trx: Trx, agentId: string) => stakedQ({ agent: stakeAccount(agentId) }, trx).then((r) => Number(r[0].n)),
 
     /** Takes `units` from one lot (the deferred part of `spend`). */
     takeLot: (trx: Trx, lotId: string, units: Units) => takeLotQ({ lot: lotId, units }, trx).then(() => undefined),

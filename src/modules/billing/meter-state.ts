@@ -15,6 +15,8 @@ export interface MeterState {
   /** The stamp this copy matches; null while a charge is changing it (never cached in that state). */
   stamp: string | null;
   lots?: Lot[];
+  /** Credit the agent has at stake (stake-ledger.ts), read with the first figures of the copy. */
+  staked?: number;
   /** The agent's credit holds (leases.ts), read with the first paid decision of the copy. */
   holds?: HoldRow[];
   pools: Map<string, SlotQueue>;

@@ -16,6 +16,8 @@ import type { BillingStore } from './store';
 /** `_svc.usage` of metered responses. */
 export interface UsageSnapshot {
   credits_remaining_usd: string;
+  /** Credit the agent has at stake (locked or cooling): not spendable, not in credits_remaining_usd. */
+  credits_staked_usd: string;
   tier_label: string;
   auto_topup: boolean;
   credits_expire_at: string | null;

@@ -233,6 +233,7 @@ async function usage(core: MeterCore, agentId: string, opts?: ChargeOptions): Pr
       const b = summarize(await core.m.lots(trx, agentId, now), now);
       return {
         credits_remaining_usd: formatUsd(b.units),
+        credits_staked_usd: formatUsd(await core.m.staked(trx, agentId)),
         tier_label: tier.label,
         auto_topup: Number(account?.auto_topup_enabled ?? 0) === 1,
         credits_expire_at: b.earliestExpiry === null ? null : iso(b.earliestExpiry),

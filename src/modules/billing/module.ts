@@ -20,7 +20,11 @@ import { createReferralPayouts } from './referrals';
 import { billingRoutes } from './routes';
 import { createBillingService } from './service';
 import type { StorageUsagePort } from './snapshot';
+import { createStakeLedger } from './stake-ledger';
 import { createBillingStore } from './store';
+
+/** What billing asks of the stake module before its reads. */
+export interface StakeSettlePort { settle(agentId: string): Promise<void> }
 
 export interface BillingModuleDeps {
   config: Config;
@@ -57,6 +61,7 @@ export function createBillingModule(deps: BillingModuleDeps) {
   const payments = deps.payments ?? paymentsFromConfig(config.billing);
   let commons: CommonsStatsPort | undefined;
   let storage: StorageUsagePort | undefined;
+  let stakes: StakeSettlePort | undefined;
 
   const commonsUrl = `${base}/v1/commons/entries`;
   const billing = createBillingService({
@@ -72,8 +77,13 @@ export function createBillingModule(deps: BillingModuleDeps) {
     leases: { calls: config.billing.meteringLeaseCalls },
     log: deps.log,
   });
-  // Readers of billing's counters write what leases answered first (leases.ts).
-  const usageReadings = billingReadings(deps.database.db, clock, (agentId) => counted.settle(agentId));
+  // Readers of billing's counters write what leases answered first (leases.ts), and take back the
+  // credit of a stake whose cooling is over.
+  const settleFirst = async (agentId: string) => {
+    await stakes?.settle(agentId);
+    await counted.settle(agentId);
+  };
+  const usageReadings = billingReadings(deps.database.db, clock, settleFirst);
   const metering = config.billing.meteringEnabled ? counted : createUnmetered({
     counted, readings: usageReadings, agents: deps.agents, clock,
     stamp: (agentId) => store.sql.stamp(agentId),
@@ -109,6 +119,7 @@ export function createBillingModule(deps: BillingModuleDeps) {
 
   const module: BillingModule = {
     store, credits, metering, billing, referrals,
+    stakeLedger: createStakeLedger({ store, upgradeUrl: billingPageUrl }),
     // With metering off too: its chargeWithin charges nothing and `committed()` gives `_svc.usage`.
     memoryMeter: memoryMeterFrom(metering),
     usageReadings,
@@ -117,7 +128,9 @@ export function createBillingModule(deps: BillingModuleDeps) {
     setCommons(port: CommonsStatsPort) { commons = port; },
     /** Storage figures of the memory and blob modules for the snapshot. */
     setStorage(port: StorageUsagePort) { storage = port; },
-    routes: billingRoutes({ billing, store, clock, settle: (agentId) => counted.settle(agentId), storage: () => storage, billingPagePath: pagePath, stripeJsUrl: config.billing.stripeJsUrl, referrals, credits }),
+    /** The stake module: returns a cooling stake's credit when its time is up, before billing's reads. */
+    setStakes(port: StakeSettlePort) { stakes = port; },
+    routes: billingRoutes({ billing, store, clock, settle: settleFirst, storage: () => storage, billingPagePath: pagePath, stripeJsUrl: config.billing.stripeJsUrl, referrals, credits }),
     async close() {
       clearInterval(holdSweep);
       await sweeping;
@@ -136,11 +149,14 @@ export interface BillingModule {
   billing: ReturnType<typeof createBillingService>;
   referrals: ReturnType<typeof createReferralPayouts>;
   memoryMeter: ReturnType<typeof memoryMeterFrom>;
+  /** Credit at stake, moved through the ledger (the stake module decides, this moves the money). */
+  stakeLedger: ReturnType<typeof createStakeLedger>;
   /** For the usage module (GET /v1/usage, search usage): billing's counters and prices, read-only. */
   usageReadings: ReturnType<typeof billingReadings>;
   usageTerms: typeof billingTerms;
   setCommons(port: CommonsStatsPort): void;
   setStorage(port: StorageUsagePort): void;
+  setStakes(port: StakeSettlePort): void;
   routes: ReturnType<typeof billingRoutes>;
   close(): Promise<void>;
 }

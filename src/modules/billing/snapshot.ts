@@ -7,6 +7,7 @@
 import { iso, type Clock } from '../../lib/clock';
 import { formatUsd, parseUsd } from '../../lib/money';
 import { effectiveTier } from '../../lib/tiers';
+import { stakeAccount } from './account';
 import { balanceOf } from './ledger-store';
 import { countDays, freeUsed, lifetimeCount } from './meter-store';
 import { ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS } from './pricing';
@@ -30,8 +31,9 @@ export async function billingSnapshot(deps: {
   const db = store.db;
   const account = await store.getAccount(agentId);
   const tier = effectiveTier(storedTier, account?.lifetime_purchase_units ?? 0);
-  const [bal, search, memory, browse, parse, parseLifetime, searchFree, memFree, mem, blob, embed] = await Promise.all([
+  const [bal, staked, search, memory, browse, parse, parseLifetime, searchFree, memFree, mem, blob, embed] = await Promise.all([
     balanceOf(db, agentId, now),
+    balanceOf(db, stakeAccount(agentId), now),
     countDays(db, agentId, 'search', month, today),
     countDays(db, agentId, 'memory_write', month, today),
     countDays(db, agentId, 'browse', month, today),
@@ -56,6 +58,8 @@ export async function billingSnapshot(deps: {
     status: 'success',
     tier: tier.name,
     credits_remaining_usd: formatUsd(bal.units),
+    // Beyond the contract's fields: credit at stake (locked or cooling), never part of the spendable balance.
+    credits_staked_usd: formatUsd(staked.units),
     credits_expire_at: bal.earliestExpiry === null ? null : iso(bal.earliestExpiry),
     tier_label: tier.label,
     auto_topup: account?.auto_topup_enabled === 1,

@@ -14,6 +14,7 @@ import { INTERACTION_REF_TYPES } from '../reputation/schemas';
 import { TRUST_LEVEL_RULES, TRUST_LEVELS } from '../trust/levels';
 import type { BlockContext } from './blocks-core';
 import { boundsOf, endpointsMatching, fieldSchema } from './schema-facts';
+import { MAX_ACTIVE_WARDS, SLASH_SPLIT, SPONSOR_REVOKE_GRACE_DAYS, SPONSOR_SLASH_SHARE, STAKE_LOCK_DAYS, STAKE_TIER_CREDITS, UNSTAKE_COOLING_DAYS } from '../stake/rules';
 
 export function passportBlock({ table }: BlockContext) {
   return {
@@ -114,11 +115,15 @@ export function trustBlock({ table, config, trustLog }: BlockContext) {
       ...(trustLog ?? {}),
       endpoints: endpointsMatching(table, /trust\/log|svc-trust-log/),
     },
-    stake_tiers_credits: { low: 1000, medium: 10_000, high: 50_000 },
-    stake_lock_days: 30,
-    unstake_cooling_days: 7,
-    sponsorship: { max_active_wards: 5, revoke_grace_days: 7, shared_slash_share: 0.25 },
-    slash_split: { harmed: 0.7, insurance: 0.2, burn: 0.1 },
+    stake_tiers_credits: { ...STAKE_TIER_CREDITS },
+    stake_credit: 'credit that never expires (purchases, grants without an expiry), not held for calls in flight; free floors are not credit',
+    stake_lock_days: STAKE_LOCK_DAYS,
+    unstake_cooling_days: UNSTAKE_COOLING_DAYS,
+    sponsorship: {
+      max_active_wards: MAX_ACTIVE_WARDS, revoke_grace_days: SPONSOR_REVOKE_GRACE_DAYS, shared_slash_share: SPONSOR_SLASH_SHARE,
+      sponsor_must_be_staked: true, rings: 'every sponsorship on a cycle is flagged when it closes and confers nothing',
+    },
+    slash_split: { ...SLASH_SPLIT, remainder: 'burned', sponsor_share_rounding: 'down to the unit (0.0001 USD)' },
     endpoints: endpointsMatching(table, /(vouch|stake|sponsor|reputation|interaction|\/v1\/tools|\/v1\/me\/tools|approval-events)/),
   };
 }

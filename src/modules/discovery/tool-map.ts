@@ -74,11 +74,13 @@ export const TOOL_SPECS: ToolSpec[] = [
     ],
   },
   {
-    id: 'trust', description: 'Trust layer: the public directory, reputation history, agent cards, skill vouching, stake, interaction ratings, and the verifiable trust log (entries and proofs).',
+    id: 'trust', description: 'Trust layer: the public directory, reputation history, agent cards, skill vouching, stake and sponsorship, interaction ratings, and the verifiable trust log (entries and proofs).',
     actions: [
       a('directory', 'GET', '/v1/agents'), a('reputation_history', 'GET', '/v1/agents/{agent_id}/reputation/history'),
       a('agent_card', 'GET', '/v1/agents/{agent_id}/agent-card'), a('vouch', 'POST', '/v1/agents/{target_agent_id}/vouch'),
       a('revoke_vouch', 'POST', '/v1/agents/{target_agent_id}/vouch/revoke'), a('stake', 'POST', '/v1/agents/passport/stake'),
+      a('unstake', 'POST', '/v1/agents/passport/unstake'), a('sponsor', 'POST', '/v1/agents/{sponsor_id}/sponsor/{ward_id}'),
+      a('revoke_sponsorship', 'POST', '/v1/agents/{sponsor_id}/sponsor/{ward_id}/revoke'),
       a('rate_interaction', 'POST', '/v1/feedback/interaction'),
       a('log_entries', 'GET', '/v1/trust/log/entries'), a('log_inclusion_proof', 'GET', '/v1/trust/log/proof/inclusion'),
       a('log_consistency_proof', 'GET', '/v1/trust/log/proof/consistency'),

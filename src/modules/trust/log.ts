@@ -28,7 +28,9 @@ export type TrustKind =
   | 'covenant.bound' | 'covenant.amended'
   | 'recovery.intent.opened' | 'recovery.intent.vetoed' | 'recovery.initiated' | 'recovery.completed' | 'custody.transferred'
   | 'consolidation.amended' | 'policy_binding.amended' | 'delegation.issued' | 'journal.committed'
-  | 'tool.registered' | 'tool.rotated' | 'tool.revoked';
+  | 'tool.registered' | 'tool.rotated' | 'tool.revoked'
+  | 'stake.locked' | 'stake.unstake_requested' | 'stake.released' | 'stake.slashed'
+  | 'sponsorship.created' | 'sponsorship.revoked' | 'sponsorship.ring_flagged';
 
 export interface TrustFact {
   kind: TrustKind;
