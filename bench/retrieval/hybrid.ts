@@ -56,9 +56,11 @@ const ndcg10 = (r: number) => (r <= 10 ? 1 / Math.log2(r + 1) : 0);
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
 
 async function main() {
-  const s = await startSvc({ SVC_EMBEDDINGS: 'local', SVC_MEMORY_INDEX_INTERVAL_MS: '20', SVC_MEMORY_RATE_PER_MINUTE: '0' });
+  const s = await startSvc({ SVC_EMBEDDINGS: 'local', SVC_MEMORY_INDEX_INTERVAL_MS: '20', SVC_MEMORY_RATE_PER_MINUTE: '0', SVC_METERING_ENABLED: 'false' });
   try {
     const agent = await registerAgent(s.url, 'retrieval');
+    // A tier without a monthly write cap (the free tier stops at 1,000 writes).
+    await s.svc.database.db.updateTable('agents').set({ tier: 'spark' }).where('agent_id', '=', agent.agentId).execute();
     const put = (key: string, value: unknown) => fetch(`${s.url}/v1/memory/${key}`, {
       method: 'PUT', headers: { authorization: `Bearer ${agent.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ value }),
     }).then((r) => { if (r.status !== 200) throw new Error(`PUT ${key}: ${r.status}`); });
