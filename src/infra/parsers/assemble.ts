@@ -32,6 +32,8 @@ export interface TableBlock {
   caption?: string;
   /** XLSX: the cells' values beside `rows`, where a cell shows its number differently (else null). */
   values?: (number | boolean | string | null)[][];
+  /** XLSX: the sheet's merged ranges (`A1:C1`). */
+  merged_cells?: string[];
 }
 
 export type Block = TextBlock | TableBlock;
@@ -124,7 +126,7 @@ export function assemble(kind: ParseKind, extracted: Extracted, budget: Budget, 
   kept.forEach((block, i) => {
     if (block.type !== 'table') return;
     tableOfBlock.set(i, tables.length);
-    tables.push({ index: tables.length, source: block.source, rows: block.rows, ...(block.values ? { values: block.values } : {}), row_numbers: block.row_numbers, row_count: block.row_count, truncated: block.truncated });
+    tables.push({ index: tables.length, source: block.source, rows: block.rows, ...(block.values ? { values: block.values } : {}), row_numbers: block.row_numbers, row_count: block.row_count, truncated: block.truncated, ...(block.merged_cells ? { merged_cells: block.merged_cells } : {}) });
   });
 
   const chunks = buildChunks(text, kept, spans, tableOfBlock, chunking);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createDocumentParser } from './index';
 import { xlsxWorkbook } from '../../../test/fixtures/documents';
-import { altChunkDocx, chartDocx, cjkPdf, entryOrder, formattedWorkbook, headerFooterDocx, imageOnlyPdf, notesDocx, numberingDocx, pdfLayoutCases, rezip, rubyDocx, textBoxDocx, textBoxWorkbook, xmpPdf } from '../../../test/fixtures/fidelity';
+import { altChunkDocx, chartDocx, cjkPdf, entryOrder, formattedWorkbook, headerFooterDocx, imageOnlyPdf, mergedWorkbook, notesDocx, numberingDocx, pdfLayoutCases, rezip, rubyDocx, strictWorkbook, textBoxDocx, textBoxWorkbook, xmpPdf } from '../../../test/fixtures/fidelity';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const CSV = 'text/csv';
@@ -75,6 +75,50 @@ describe('XLSX cells as displayed', () => {
       [null, null],
     ]);
     expect(r.text).toContain('thousands | 1,599.99');
+  });
+});
+
+describe('XLSX beyond the cells exceljs streams', () => {
+  test('merged cells: a label merged down a column shows on each of its rows; the ranges are listed', async () => {
+    const r = await parser.parse(file('merged.xlsx', await mergedWorkbook()), XLSX);
+    const sales = r.tables![0]!;
+    expect(sales.rows).toEqual([
+      ['Sales by region'],
+      ['Region', 'Quarter', 'Revenue'],
+      ['North', 'Q1', '1200'],
+      ['North', 'Q2', '1350'],
+      ['South', 'Q1', '900'],
+      ['Note: unaudited', '', 'end'],
+    ]);
+    expect(sales.row_numbers).toEqual([1, 3, 4, 5, 6, 7]);
+    expect(sales.merged_cells).toEqual(['A1:C2', 'A4:A5', 'A7:B7']);
+    expect(r.tables![1]!.merged_cells).toBeUndefined();
+  });
+
+  test('headers and footers, with Excel\'s codes rendered, before and after their sheet', async () => {
+    const r = await parser.parse(file('merged.xlsx', await mergedWorkbook()), XLSX);
+    expect(r.text).toBe([
+      'Header (Sales): ACME &Co | Sales &[Tab] | &[Date]',
+      'Sales by region\nRegion | Quarter | Revenue\nNorth | Q1 | 1200\nNorth | Q2 | 1350\nSouth | Q1 | 900\nNote: unaudited |  | end',
+      'Footer (Sales): Page &[Page] of &[Pages]',
+      'Header (Notes): Confidential',
+      'Header (Notes): Cover page',
+      'Plain',
+    ].join('\n\n'));
+    expect(r.sheets!.map((s) => s.table)).toEqual([0, 1]);
+  });
+
+  test('a Strict Open XML workbook: strings, formats, an ISO date cell, a boolean, a formula', async () => {
+    const r = await parser.parse(file('strict.xlsx', await strictWorkbook()), XLSX);
+    expect(r.sheets!.map((s) => s.name)).toEqual(['Ledger']);
+    const table = r.tables![0]!;
+    expect(table.rows).toEqual([
+      ['Item', 'Amount', 'Date', 'Paid'],
+      ['Rent & rates', '1,599.50', '15-Jan-24', 'TRUE'],
+      ['Total', '1,599.50'],
+    ]);
+    // The date was read as the number 2024 (16-Jul-05) before.
+    expect(table.values![1]).toEqual([null, 1599.5, '2024-01-15', null]);
   });
 });
 

@@ -108,6 +108,12 @@ export interface ParsedTable {
   row_numbers: number[];
   row_count: number;
   truncated: boolean;
+  /**
+   * XLSX: the sheet's merged ranges as written (`A1:C1`, at most 1000). A range over several rows
+   * shows its first cell's text on each of its rows that has other content; otherwise the text is
+   * in the range's first cell only.
+   */
+  merged_cells?: string[];
 }
 
 export interface ChunkLocation {

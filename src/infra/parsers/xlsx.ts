@@ -14,6 +14,7 @@ import type { Budget } from './budget';
 import { corrupt, describeError, ParseFailure, tooLarge } from './errors';
 import { graphicText } from './docx-parts';
 import { openOoxml, readCoreProperties, unescapeXml } from './ooxml';
+import { columnName, SheetScanner, type SheetExtras } from './xlsx-extras';
 
 // exceljs is CommonJS; requiring it keeps the import cheap inside the worker.
 const require = createRequire(import.meta.url);
@@ -31,7 +32,10 @@ const loadNumfmt = () => (numfmt ??= import('numfmt'));
 interface StreamSheet extends AsyncIterable<StreamRow> { id: number | string; name?: string; state?: string }
 
 export async function extractXlsx(path: string, budget: Budget): Promise<Extracted> {
-  const zip = await openOoxml(path, 'xlsx', budget.limits);
+  // Merged ranges, headers/footers and ISO date cells are picked out while the guard inflates the
+  // sheets (xlsx-extras.ts); exceljs' streaming reader skips them.
+  const scanner = new SheetScanner();
+  const zip = await openOoxml(path, 'xlsx', budget.limits, scanner.observe);
   const meta = await readCoreProperties(zip);
   const { maxSourceRows, maxColumns } = budget.limits;
   const ExcelJS = load();
@@ -49,13 +53,17 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
   });
   const nf = await loadNumfmt();
   const display = (cell: StreamCell): Shown => shownCell(cell, nf);
-  const read: { sheet: StreamSheet; table: TableBlock; columns: number }[] = [];
+  const read: { sheet: StreamSheet; table: TableBlock; columns: number; extras?: SheetExtras }[] = [];
   let total = 0;
   let scanned = 0;
   try {
     for await (const sheet of reader as unknown as AsyncIterable<StreamSheet>) {
       const name = sheet.name ?? `Sheet${sheet.id}`;
       const table: TableBlock = { type: 'table', source: { kind: 'xlsx', sheet: name }, rows: [], row_numbers: [], row_count: 0, truncated: false, header: true, caption: `Sheet: ${name}` };
+      const extras = await scanner.extras(zip, `xl/worksheets/sheet${sheet.id}.xml`, budget.limits.maxUnzippedBytes, budget.limits.maxCells);
+      const dates = extras?.dates;
+      const merges = new MergeFill(extras?.merges ?? []);
+      if (extras && extras.merges.length > 0) table.merged_cells = extras.merges.slice(0, maxMergedListed).map((m) => m.ref);
       let columns = 0;
       for await (const row of sheet) {
         // Every row element counts toward the hard limit, empty ones too: millions of them cost
@@ -85,11 +93,19 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
         let blank = true;
         row.eachCell((cell, col) => {
           if (col > maxColumns) { budget.truncate('columns'); return; }
-          const shown = display(cell);
+          // A date stored as ISO 8601 text (type d, Strict workbooks), which exceljs reads as a number.
+          const iso = dates?.get(`${columnName(col)}${row.number}`);
+          const shown = display(iso === undefined ? cell : { value: isoDate(iso) ?? iso, numFmt: cell.numFmt });
           cells[col - 1] = shown.text;
           if (shown.value !== undefined) (values ??= [])[col - 1] = shown.value;
           if (blank && !isBlank(shown.text)) blank = false;
         });
+        if (merges.active) {
+          // Inside a merged range spanning rows, the value of its first cell shows on every row.
+          values ??= [];
+          merges.fill(row.number, cells, values, blank);
+          if (values.length === 0) values = undefined;
+        }
         if (blank) continue;
         for (let i = 0; i < cells.length; i++) cells[i] ??= '';
         total++;
@@ -107,7 +123,7 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
           table.row_numbers.push(row.number);
         }
       }
-      read.push({ sheet, table, columns });
+      read.push({ sheet, table, columns, extras });
     }
   } catch (e) {
     if (e instanceof ParseFailure) throw e;
@@ -121,6 +137,11 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
   const model = ((reader as unknown as { model?: { sheets?: SheetModel[] } }).model?.sheets ?? []);
   const order = model.length > 0 ? model : read.map((r, i) => ({ id: Number(r.sheet.id) || i + 1, name: r.table.source.sheet!, state: r.sheet.state }));
   const blocks: Block[] = [];
+  const textBlock = (text: string) => {
+    if (budget.textFull) { budget.truncate('text'); return; }
+    blocks.push({ type: 'text', text });
+    budget.addText(text.length + 2);
+  };
   const sheets: SheetInfo[] = order.map((m, index) => {
     const found = read.find((r) => r.table.source.sheet === m.name) ?? read.find((r) => String(r.sheet.id) === String(m.id));
     const info: SheetInfo = {
@@ -131,10 +152,13 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
       column_count: found?.columns ?? 0,
       truncated: found?.table.truncated ?? false,
     };
+    // The header and footer Excel prints on the sheet's pages, before and after its cells.
+    for (const h of found?.extras?.headers ?? []) textBlock(`Header (${m.name}): ${h}`);
     if (found && found.table.rows.length > 0) {
       info.block = blocks.length;
       blocks.push({ ...found.table, source: { kind: 'xlsx', sheet: m.name }, caption: `Sheet: ${m.name}` });
     }
+    for (const f of found?.extras?.footers ?? []) textBlock(`Footer (${m.name}): ${f}`);
     return info;
   });
   // Text boxes and shapes (drawings), chart titles and labels, SmartArt text: not cells, but text
@@ -150,6 +174,46 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
     budget.addText(text.length + 2);
   }
   return { blocks, sheets, meta: { ...meta, sheet_count: sheets.length, row_count: total }, warnings: [], parser: 'exceljs' };
+}
+
+const maxMergedListed = 1000;
+
+/**
+ * Merged ranges that span rows, while the rows stream past: the first cell's text (and value) is
+ * remembered on the range's first row and shown again on each later row of the range that has
+ * content of its own (a label merged down a column, `North` beside each of its rows; a merged title
+ * over empty rows is not repeated). Ranges over one row only keep their value in the first cell.
+ */
+class MergeFill {
+  private readonly pending: SheetExtras['merges'];
+  private open: { top: number; left: number; bottom: number; text?: string; value?: CellValue }[] = [];
+
+  constructor(merges: SheetExtras['merges']) {
+    this.pending = merges.filter((m) => m.bottom > m.top).sort((a, b) => b.top - a.top);
+  }
+
+  get active(): boolean {
+    return this.pending.length > 0 || this.open.length > 0;
+  }
+
+  fill(rowNumber: number, cells: string[], values: CellValue[], blank: boolean): void {
+    while (this.pending.length > 0 && this.pending[this.pending.length - 1]!.top <= rowNumber) this.open.push({ ...this.pending.pop()! });
+    this.open = this.open.filter((m) => m.bottom >= rowNumber);
+    for (const m of this.open) {
+      const i = m.left - 1;
+      if (m.top === rowNumber) { m.text = cells[i] ?? ''; m.value = values[i]; continue; }
+      if (blank || m.text === undefined || m.text === '' || (cells[i] !== undefined && cells[i] !== '')) continue;
+      cells[i] = m.text;
+      if (m.value !== undefined) values[i] = m.value;
+    }
+  }
+}
+
+/** An ISO 8601 date or date-time as stored in a type-d cell (no zone: read as UTC, like serials). */
+function isoDate(text: string): Date | undefined {
+  const zoned = /(Z|[+-]\d{2}:?\d{2})$/.test(text) || !text.includes('T') ? text : `${text}Z`;
+  const d = new Date(/^\d{4}-\d{2}-\d{2}$/.test(zoned) ? `${zoned}T00:00:00Z` : zoned);
+  return Number.isNaN(d.getTime()) ? undefined : d;
 }
 
 type CellValue = number | boolean | string | null;

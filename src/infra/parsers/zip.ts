@@ -51,7 +51,14 @@ const inflatePiece = 256 * 1024;
 
 type Guard = Pick<ParseLimits, 'maxUnzippedBytes' | 'maxZipEntries'>;
 
-export async function inspectZip(path: string, limits: Guard, label = 'archive'): Promise<ZipArchive> {
+/**
+ * Sees the inflated bytes of the entries it wants while the guard inflates them anyway (so a
+ * reader can pick things out of a part without inflating it a second time): returns a sink for
+ * an entry, or undefined to skip it. Pieces arrive in order; they are not kept.
+ */
+export type EntryObserver = (entry: ZipEntry) => ((piece: Buffer) => void) | undefined;
+
+export async function inspectZip(path: string, limits: Guard, label = 'archive', observe?: EntryObserver): Promise<ZipArchive> {
   const fh = await open(path, 'r');
   try {
     const { size: fileSize } = await fh.stat();
@@ -64,7 +71,7 @@ export async function inspectZip(path: string, limits: Guard, label = 'archive')
       throw tooLarge(`${label} would inflate to ${mib(totalSize)} (limit ${mib(limits.maxUnzippedBytes)}); refusing a possible zip bomb`);
     }
     await checkLayout(fh, entries, cdOffset, label);
-    for (const entry of entries) await verifyInflatedSize(path, entry, label);
+    for (const entry of entries) await verifyInflatedSize(path, entry, label, observe?.(entry));
     const byName = new Map(entries.map((e) => [e.name, e]));
     // After checkLayout the entries tile the file: each runs from its header to the next one.
     const inFileOrder = [...entries].sort((a, b) => a.headerOffset - b.headerOffset);
@@ -206,9 +213,12 @@ async function checkLayout(fh: FileHandle, entries: ZipEntry[], cdOffset: number
 }
 
 /** Inflates an entry as a stream and stops as soon as it produces more than it declares. */
-async function verifyInflatedSize(path: string, e: ZipEntry, label: string): Promise<void> {
+async function verifyInflatedSize(path: string, e: ZipEntry, label: string, sink?: (piece: Buffer) => void): Promise<void> {
   if (e.method === 0 || e.compressedSize === 0) {
     if (e.method === 8 && e.size !== 0) throw corrupt(`${label}: ZIP entry ${e.name} is empty but declares ${e.size} bytes`);
+    if (sink && e.method === 0 && e.size > 0) {
+      for await (const piece of createReadStream(path, { start: e.dataStart, end: e.dataStart + e.size - 1, highWaterMark: Math.min(readPiece, e.size) })) sink(piece as Buffer);
+    }
     return;
   }
   // Large pieces: with the defaults (64 KiB reads, 16 KiB of output per callback) the stream
@@ -222,7 +232,9 @@ async function verifyInflatedSize(path: string, e: ZipEntry, label: string): Pro
       produced += chunk.length;
       if (produced > e.size) {
         fail(corrupt(`${label}: ZIP entry ${e.name} declares ${e.size} bytes but inflates to more; refusing a possible zip bomb`));
+        return;
       }
+      sink?.(chunk);
     });
     inflate.on('end', resolve);
     inflate.on('error', (err) => fail(corrupt(`${label}: ZIP entry ${e.name} does not inflate: ${err.message}`, err)));
