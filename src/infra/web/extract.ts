@@ -15,7 +15,7 @@ import { parseHTML } from 'linkedom';
 import { Readability } from '@mozilla/readability';
 import { classifyBody, decodeBody } from './content';
 import { domToText, type DomNode } from './html-text';
-import { cleanByline, collapse, jsonLd, ldArticle, meta, pageMeta, siteName, type PageMeta } from './page-meta';
+import { cleanByline, collapse, jsonLd, ldArticle, meta, normalizeDate, pageMeta, siteName, type PageMeta } from './page-meta';
 
 export type { PageMeta } from './page-meta';
 
@@ -30,8 +30,14 @@ export interface Extracted {
 
 export const NO_META: PageMeta = { byline: null, published_at: null, language: null, site_name: null };
 
-/** Below this many characters a Readability result is not trusted as the page's content. */
+/**
+ * Below this many characters a Readability result is not trusted as the page's content. A Chinese,
+ * Japanese or Korean character counts three: it carries about what three letters of a European
+ * language carry, and a full Chinese article is often under 250 characters.
+ */
 const MIN_ARTICLE_CHARS = 250;
+const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]/g;
+const weightedLength = (text: string): number => text.length + 2 * (text.match(CJK)?.length ?? 0);
 /**
  * Readability's cost grows faster than linearly on linkedom (about 1 s at 12k elements, 15 s at
  * 60k); past this many elements we skip it and use the linear fallback. Its own maxElemsToParse
@@ -43,7 +49,13 @@ const NOISE_SELECTORS = [
   'script', 'style', 'noscript', 'template', 'nav', 'aside', 'footer', 'form', 'dialog', 'iframe',
   '[role=navigation]', '[role=banner]', '[role=contentinfo]', '[role=complementary]', '[role=search]', '[aria-hidden=true]', '[hidden]',
 ].join(',');
-const NOISE_CLASS = /(^|[\s_-])(ads?|advert\w*|sponsor\w*|promo\w*|cookie\w*|consent|newsletter|share|sharing|social|breadcrumbs?|sidebar|popup|modal|skip-link)($|[\s_-])/i;
+const NOISE_CLASS = /(^|[\s_-])(ads?|advert\w*|sponsor\w*|promo\w*|cookie\w*|consent|newsletter|share|sharing|social|breadcrumbs?|sidebar|popup|modal|skip-link|related|recommended|read-?also|read-?next|see-?also|also-?read|more-?stories|paywall|subscribe|subscription|signup|sign-up)($|[\s_-])/i;
+
+/**
+ * Parts of a MediaWiki page that are not the article's prose: infobox, navigation boxes, the
+ * table of contents, edit links, hatnotes, the reference list and categories.
+ */
+const WIKI_NOISE = '.infobox, .navbox, .vertical-navbox, .sidebar.nomobile, #toc, .toc, .mw-editsection, .hatnote, #siteSub, #contentSub, .reflist, ol.references, .catlinks, .mw-jump-link, .noprint, .metadata.plainlinks, .ambox';
 
 type Doc = ReturnType<typeof parseHTML>['document'];
 // The slice of Element we use (the project compiles without the DOM type library).
@@ -111,6 +123,7 @@ function noiseName(names: string): boolean {
  * `Section--Ads`).
  */
 function removeNoiseBoxes(doc: Doc): void {
+  if (doc.querySelector('.mw-parser-output, #mw-content-text')) for (const el of all(doc, WIKI_NOISE)) el.remove();
   const total = collapse(doc.body?.textContent).length;
   for (const el of all(doc, '[class], [id]')) {
     if (!noiseName(`${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`)) continue;
@@ -183,9 +196,15 @@ function readabilityText(doc: Doc, url: string | undefined): { title: string; te
 const norm = (s: string): string => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
 
 /** The <title> without the site's name: `Headline – Site`, `Site | Headline`. */
-function withoutSite(title: string, site: string, host: string): string {
-  const parts = title.split(/\s+(?:[|\-–—·•»~/]|::)\s+/).map((p) => p.trim()).filter(Boolean);
+function withoutSite(title: string, site: string, host: string, headings: Set<string> = new Set()): string {
+  const all = title.split(/\s+(?:[|\-–—·•»~/]|::)\s+/).map((p) => p.trim()).filter(Boolean);
+  // A section label ("Press Release - ...", "News | ...") is no part of the page's name.
+  const parts = all.length > 1 ? all.filter((p) => !SECTION_LABEL.test(p)) : all;
+  if (parts.length === 1 && all.length > 1) return parts[0];
   if (parts.length < 2) return title;
+  // The part that is the article's own <h1> is the page's name ("Blackhouse - Wikipedia" over <main><h1>Blackhouse</h1>).
+  const shown = parts.filter((p) => headings.has(norm(p)));
+  if (shown.length === 1) return shown[0];
   const siteKeys = [norm(site), norm(host.replace(/^www\./, '')), norm(host.replace(/^www\./, '').split('.')[0])].filter(Boolean);
   const isSite = (p: string) => siteKeys.some((k) => norm(p) === k || (k.length > 3 && norm(p).replace(/ /g, '') === k.replace(/ /g, '')));
   const kept = parts.filter((p) => !isSite(p));
@@ -197,6 +216,8 @@ function withoutSite(title: string, site: string, host: string): string {
   if (words(last) <= 3 && words(restLast) >= 3) return title.slice(0, title.lastIndexOf(last)).replace(/\s+(?:[|\-–—·•»~/]|::)\s*$/, '').trim();
   return title;
 }
+
+const SECTION_LABEL = /^(press release|press releases|news release|newsroom|news|blog|article|opinion|home|homepage|pressemitteilung|communiqué de presse|nota de prensa|comunicado de prensa|comunicato stampa)$/i;
 
 const GENERIC_TITLE = /^(home|homepage|home page|index|untitled|untitled document|welcome|main|default|blog|news|article|page|document|loading\.*)$/i;
 
@@ -219,12 +240,13 @@ function chooseTitle(doc: Doc, url: string | undefined): string {
   const article = ldArticle(ld);
   const site = siteName(doc, ld);
   const tag = collapse(doc.querySelector('title')?.textContent);
-  const title = withoutSite(tag, site, host);
+  const headings = new Set(all(doc, 'article h1, main h1, [role=main] h1').map((h) => norm(collapse(h.textContent))).filter(Boolean));
+  const title = withoutSite(tag, site, host, headings);
   const h1s = all(doc, 'h1').filter((h) => !h.closest('header:not(article header), nav, footer, aside') || h.closest('article, main, [role=main]'));
   const inMain = h1s.find((h) => h.closest('article, main, [role=main]'));
   const mainH1 = inMain ?? (h1s.length === 1 ? h1s[0] : undefined);
   const h1 = collapse(mainH1?.textContent);
-  const og = withoutSite(meta(doc, 'meta[property="og:title"]', 'meta[name="twitter:title"]', 'meta[property="twitter:title"]'), site, host);
+  const og = withoutSite(meta(doc, 'meta[property="og:title"]', 'meta[name="twitter:title"]', 'meta[property="twitter:title"]'), site, host, headings);
   const named = article?.headline ?? article?.name;
   const headline = collapse(typeof named === 'string' ? named : undefined);
   const usable = (t: string) => t.length > 1 && !GENERIC_TITLE.test(t) && norm(t) !== norm(site);
@@ -254,7 +276,7 @@ const HIDDEN_BODY = /<noscript(?:\s[^>]*)?>([\s\S]*?)<\/noscript\s*>|<script\b[^
 /** Title and main text of an HTML document. */
 export function extractHtml(html: string, url?: string): Extracted {
   const first = extractOnce(html, url);
-  if (first.text.length >= MIN_ARTICLE_CHARS || !HIDDEN_BODY.test(html)) return first;
+  if (weightedLength(first.text) >= MIN_ARTICLE_CHARS || !HIDDEN_BODY.test(html)) return first;
   HIDDEN_BODY.lastIndex = 0;
   const shown = extractOnce(html.replace(HIDDEN_BODY, (_m, noscript: string | undefined, template: string | undefined) => `<div>${noscript ?? template ?? ''}</div>`), url);
   return shown.text.length > first.text.length ? { ...shown, title: first.title || shown.title } : first;
@@ -272,15 +294,47 @@ function extractOnce(html: string, url?: string): Extracted {
   const title = chooseTitle(doc, url);
   const meta = pageMeta(doc);
   // Parsing dominates on big pages, so the second parse happens only when Readability ran.
-  if (doc.querySelectorAll('*').length > MAX_ELEMENTS) return { title, text: fallbackText(doc), meta, method: 'fallback' };
+  if (doc.querySelectorAll('*').length > MAX_ELEMENTS) return { title, text: withoutHeadline(withoutMetaLines(fallbackText(doc), meta), title), meta, method: 'fallback' };
   const article = readabilityText(doc, url);
   if (!meta.byline && article?.byline) meta.byline = cleanByline(article.byline) || null;
-  if (article && article.text.length >= MIN_ARTICLE_CHARS) {
+  if (article && weightedLength(article.text) >= MIN_ARTICLE_CHARS) {
     const t = title || article.title;
-    return { title: t, text: withoutHeadline(article.text, t), meta, method: 'readability' };
+    return { title: t, text: withoutHeadline(withoutMetaLines(article.text, meta), t), meta, method: 'readability' };
   }
   const t = title || article?.title || '';
-  return { title: t, text: withoutHeadline(fallbackText(parse(html)), t), meta, method: 'fallback' };
+  return { title: t, text: withoutHeadline(withoutMetaLines(fallbackText(parse(html)), meta), t), meta, method: 'fallback' };
+}
+
+/** A byline line: "By Jane Doe", "Par Claire Vasseur (envoyée spéciale)", "by OldChippy » Sat Mar 09, 2024". */
+const BYLINE_LINE = /^(?:(?:written|posted|words|interview|reporting|text|photos?)\s+by|by|von|par|por|di|door|av|af|przez|от|автор:?)\s+\p{Lu}/iu;
+/** A date line: "Posted March 18, 2024", "30/01/2025 18h47 Atualizado há 2 horas", "asked Jan 15, 2024 at 9:41". */
+const DATE_LINE_START = /^(?:\d|(?:posted|published|updated|modified|asked|answered|edited|publié|mis à jour|publicado|actualizado|atualizado|veröffentlicht|aktualisiert|gepubliceerd|publicerat|opublikowano|pubblicato|aggiornato|yayınlanma|опубликовано)\b|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b)/iu;
+/** A profile line of a forum post: "Posts: 41", "Joined: Tue Oct 03, 2023". */
+const PROFILE_LINE = /^(?:posts|joined|location|reputation|member since|registered|beiträge|registriert|wohnort|messages|inscrit|mensajes|registrado)\s*:/i;
+
+/**
+ * The text without the byline, date and forum-profile lines that Readability keeps with the
+ * article (the record carries the byline and date as fields). Only short lines of those shapes
+ * go; a sentence that mentions a date ("The museum opened on 5 March 2024.") stays. A byline line
+ * near the top names the byline when the page's metadata did not.
+ */
+function withoutMetaLines(text: string, meta: PageMeta): string {
+  const lines = text.split('\n');
+  const kept: string[] = [];
+  lines.forEach((line, i) => {
+    const t = line.trim();
+    if (t.length > 0 && t.length <= 120 && !/[.!?;]$/.test(t)) {
+      const words = t.split(/\s+/).length;
+      if (BYLINE_LINE.test(t) && words <= 14) {
+        if (!meta.byline && i < 8) meta.byline = cleanByline(t) || null;
+        return;
+      }
+      if (DATE_LINE_START.test(t) && words <= 10 && normalizeDate(t)) return;
+      if (PROFILE_LINE.test(t)) return;
+    }
+    kept.push(line);
+  });
+  return kept.join('\n').replace(/\n{3,}/g, '\n\n').replace(/^\n+/, '');
 }
 
 /** The text without its first line when that line is the title (the record carries the title). */

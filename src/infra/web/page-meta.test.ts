@@ -87,3 +87,38 @@ describe('formulas and captions in the main text', () => {
     for (const gone of ['Fresnel lens', 'brass frame', 'lamp room after the storm', 'IMG_2041', 'IMG_2042']) expect(out.text).not.toContain(gone);
   });
 });
+
+describe('text and title rules found on the article corpus', () => {
+  test('byline, date and forum-profile lines leave the text; a sentence with a date stays; a "By" line names the byline', () => {
+    const out = extractHtml(page('<title>Keeper notes</title>', `<div class="x-head">By Nora Pike</div><div class="x-when">Posted March 18, 2024</div>
+<p>The station closed on 5 March 2024 after a storm</p><div>Posts: 41</div><div>Joined: Tue Oct 03, 2023</div>`));
+    expect(out.meta.byline).toBe('Nora Pike');
+    expect(out.text).toContain('The station closed on 5 March 2024 after a storm');
+    for (const gone of ['By Nora Pike', 'Posted March 18', 'Posts: 41', 'Joined:']) expect(out.text).not.toContain(gone);
+  });
+
+  test('a MediaWiki page: infobox, contents, edit links, hatnote and references are not the article', () => {
+    const out = extractHtml(`<!doctype html><html><head><title>Lighthouse - Wikipedia</title><meta property="og:title" content="Lighthouse - Wikipedia"></head><body>
+<main><h1>Lighthouse</h1><div id="mw-content-text"><div class="mw-parser-output"><div class="hatnote">For the novel, see Lighthouse (novel).</div>
+<table class="infobox"><tr><th>Type</th><td>Navigational aid tower</td></tr></table>${PROSE}<div id="toc" class="toc"><h2>Contents</h2><ul><li>1 History</li></ul></div>
+<h2>History<span class="mw-editsection">[edit]</span></h2>${PROSE}<div class="reflist"><ol class="references"><li>^ Stevenson, Alan (1850). A Rudimentary Treatise.</li></ol></div></div></div></main></body></html>`);
+    expect(out.title).toBe('Lighthouse');
+    expect(out.text).toContain('The lighthouse keeper climbed the spiral stair');
+    for (const gone of ['For the novel', 'Navigational aid tower', 'Contents', '[edit]', 'Rudimentary Treatise']) expect(out.text).not.toContain(gone);
+  });
+
+  test('a short Chinese article is taken whole by Readability, not as the whole page', () => {
+    const zh = ['三年前，我辞掉了在上海的工作，回到普洱的老家，承包了十五亩山地种咖啡。', '第一年几乎没有收成，只能靠在山下帮人采茶维持生活。', '今年终于迎来了第一次像样的采收，我们只挑完全成熟的红色果实。'];
+    const out = extractHtml(`<!doctype html><html lang="zh-CN"><head><title>种咖啡的第三年 - 山野笔记</title></head><body><div id="header"><a href="/">山野笔记</a> <a href="/archive">归档</a> <a href="/tags">标签</a></div>
+<div id="post"><h2>种咖啡的第三年</h2><div class="post-body">${zh.map((p) => `<p>${p}</p>`).join('')}</div></div><div id="footer">© 2024 山野笔记 · 滇ICP备12345678号</div></body></html>`);
+    expect(out.method).toBe('readability');
+    for (const p of zh) expect(out.text).toContain(p);
+    expect(out.text).not.toContain('滇ICP备');
+  });
+
+  test('a section label in the <title> is not the name; an inline "related" box is not the text', () => {
+    const out = extractHtml(page('<title>Press Release - Harbour Trust Buys the Old Light</title>', `<div class="related-box"><a href="/r">Related: Harbour Trust annual report</a></div>`));
+    expect(out.title).toBe('Harbour Trust Buys the Old Light');
+    expect(out.text).not.toContain('annual report');
+  });
+});
