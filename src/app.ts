@@ -39,7 +39,7 @@ import { createBrowseModule } from './modules/browse/module';
 import { createTrustModule } from './modules/trust/module';
 import { createReputationModule } from './modules/reputation/module';
 import { TRUST_LEVEL_RULE } from './modules/trust/levels';
-import { scopedKeysReplayer } from './modules/identity/keys-replay';
+import { passportRotationsReplayer, scopedKeysReplayer } from './modules/identity/keys-replay';
 import { createDirectoryModule } from './modules/directory/module';
 import { createCustodyModule, createCustodyRestrictions, type CustodyModule } from './modules/custody/module';
 import { memoryMeterFrom } from './modules/billing/memory-meter';
@@ -123,9 +123,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     },
     trustLevels: (agent, o) => trust.levels.of(agent, o),
     onKeyEvent: async (trx, e) => {
-      await trust.log.append(trx, { kind: e.kind, agentId: e.agentId, epoch: await trust.epochs.current(e.agentId, trx), at: e.at, data: { ...e.data } });
+      const appended = await trust.log.append(trx, { kind: e.kind, agentId: e.agentId, epoch: await trust.epochs.current(e.agentId, trx), at: e.at, data: { ...e.data } });
       // A revoked passport leaves the directory in the same transaction.
       if (e.kind === 'passport.revoked') await directory.directory.revoked(trx, e.agentId);
+      return appended;
     },
   });
   const envelope = createEnvelopeBuilder(config.core, clock, () => identity.communityStats());
@@ -157,6 +158,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   });
   // Scoped keys: key.created / key.revoked entries against the api_keys rows they made.
   trust.addProjection({ replay: scopedKeysReplayer() });
+  // Passport rotations: passport.rotated (and the grace a revocation ends) against passport_rotations.
+  trust.addProjection({ replay: passportRotationsReplayer() });
   await app.register(reputation.routes);
   // The directory: rank rows follow descriptions, scores and revocations, each in its transaction.
   const directory = await createDirectoryModule({

@@ -78,7 +78,7 @@ describe('tool definition files and manifest', () => {
     const passport = JSON.parse((await raw('/mcp/v1/svc-passport.json')).body);
     expect(passport.inputSchema.required).toEqual(['action']);
     // The schema offers the actions this instance serves; the file still lists every action, with `served`.
-    expect(passport.inputSchema.properties.action.enum).toEqual(['me', 'get', 'describe', 'self_report', 'challenge', 'verify']);
+    expect(passport.inputSchema.properties.action.enum).toEqual(['me', 'get', 'describe', 'self_report', 'challenge', 'verify', 'ephemeral', 'rotate']);
     expect(passport.actions.find((x: { action: string }) => x.action === 'describe')).toMatchObject({ served: true });
     expect(passport.inputSchema.properties.signature.minLength).toBe(1);
     const trust = JSON.parse((await raw('/mcp/v1/svc-trust.json')).body);

@@ -66,7 +66,7 @@ export function installAuth(app: FastifyInstance, deps: { authenticator: Authent
     }
     const ctx = token ? await deps.authenticator.authenticate(token) : undefined;
     if (!ctx) throw refused();
-    if (mode === 'root' && ctx.keyKind !== 'root') {
+    if ((mode === 'root' || request.routeOptions.config?.bearer === 'root') && ctx.keyKind !== 'root') {
       throw new ApiError(403, 'ROOT_KEY_REQUIRED', 'This route needs the root API key; a scoped key or session token does not suffice');
     }
     if (ctx.keyKind === 'scoped') scopeCheck(request, mode, ctx);

@@ -42,6 +42,8 @@ export interface AuthContext {
   createdAt: number;
   /** The request is made with an ephemeral passport's session (trust level `ephemeral`). */
   ephemeral?: boolean;
+  /** The ephemeral passport whose session token made the request. */
+  ephemeralPassportId?: string;
 }
 
 declare module 'fastify' {
@@ -49,6 +51,12 @@ declare module 'fastify' {
     auth?: AuthMode;
     /** The capability a scoped key needs for this route (RouteScope); checked by the auth hook, stated by discovery. */
     scope?: RouteScope;
+    /**
+     * 'root': an 'optional' route whose Bearer, when one is sent, must be the root key (a scoped key or
+     * session token gets 403 ROOT_KEY_REQUIRED); without one the handler authenticates the request
+     * itself (a passport signature in the body).
+     */
+    bearer?: 'root';
     validationCodes?: Record<string, ValidationCode>;
     /** The answer to a body over the size limit, when one field is what makes a body large (memory PUT's value). */
     bodyTooLarge?: ValidationCode;

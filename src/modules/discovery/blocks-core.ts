@@ -35,7 +35,10 @@ export function authenticationBlock({ table, baseUrl }: BlockContext) {
     session_token_lifetime_seconds: SESSION_TTL_SECONDS,
     register_url: `${baseUrl}/v1/register`,
     missing_or_invalid: { status: 401, error_code: 'INVALID_API_KEY' },
-    root_key_required: { status: 403, error_code: 'ROOT_KEY_REQUIRED', endpoints: by(['root']) },
+    root_key_required: {
+      status: 403, error_code: 'ROOT_KEY_REQUIRED',
+      endpoints: table.all().filter((r) => r.auth === 'root' || r.bearer === 'root').map((r) => `${r.method} ${r.path}`),
+    },
     scoped_keys: scopedKeysFacts(table),
     public_endpoints: by(['none']),
     optional_bearer_endpoints: by(['optional']),

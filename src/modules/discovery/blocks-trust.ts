@@ -6,6 +6,8 @@
  */
 import { ALL_CAPABILITIES } from '../identity/passport-view';
 import { PASSPORT_CHALLENGE_SCHEME } from '../../lib/signing';
+import { MAX_ACTIVE_EPHEMERAL_PASSPORTS, ROTATION_GRACE_SECONDS } from '../identity/passport-lifecycle';
+import { EPHEMERAL_TTL_MAX, EPHEMERAL_TTL_MIN } from '../identity/schemas';
 import {
   CATEGORIES, CHEAP_RATER_WEIGHT, DISPUTES_PER_DAY, FULL_RATER_WEIGHT, HALF_LIFE_DAYS, MIN_INTERACTIONS, OUTCOMES, PRIOR_ALPHA, PRIOR_BETA, REJECTED_BETA_SHARE,
   SUB_SIGNAL_DECAY_DAYS,
@@ -27,7 +29,21 @@ export function passportBlock({ table }: BlockContext) {
     verified_capabilities_rule: 'the scopes of the agent\'s active scoped keys plus its tier\'s capabilities (svc:commons-publish needs a paying tier); none once the passport is revoked',
     scoped_keys: { endpoints: endpointsMatching(table, /^\/v1\/me\/keys/), outside_scopes_error: { status: 403, error_code: 'SCOPE_NOT_GRANTED' } },
     challenge_scheme: PASSPORT_CHALLENGE_SCHEME,
-    rotation_grace_seconds: 300,
+    rotation_grace_seconds: ROTATION_GRACE_SECONDS,
+    rotation: table.find('POST', '/v1/me/passport/rotate') ? {
+      endpoint: 'POST /v1/me/passport/rotate', auth: 'root key',
+      body: { public_key: 'the new key: PEM SPKI or base64 of the raw 32 bytes', challenge_id: 'a fresh challenge of the agent', signature: 'the NEW key\'s signature over the challenge\'s sign_payload (proof of possession)' },
+      grace: `the replaced key verifies challenges for ${ROTATION_GRACE_SECONDS} s more, then never; session tokens issued under it end with it; a second rotation ends the grace of the key before`,
+      trust_log_kind: 'passport.rotated',
+    } : null,
+    ephemeral_passports: table.find('POST', '/v1/auth/passport/ephemeral') ? {
+      endpoint: 'POST /v1/auth/passport/ephemeral',
+      auth: 'the root key as Bearer, or no Bearer and agent_id + challenge_id + signature (the passport key over the challenge\'s sign_payload)',
+      lifetime_seconds: { minimum: EPHEMERAL_TTL_MIN, maximum: EPHEMERAL_TTL_MAX, default: EPHEMERAL_TTL_MAX },
+      trust_level: 'ephemeral',
+      gives: 'its own ephemeral_passport_id and a svc_session_ token bound to it',
+      max_active_per_agent: MAX_ACTIVE_EPHEMERAL_PASSPORTS,
+    } : null,
     private_key_policy: 'never stored; returned once at registration only when svc generated the keypair',
     endpoints: endpointsMatching(table, /^\/v1\/(agents\/\{agent_id\}\/passport|agents\/passport|me\/passport|auth\/passport)/),
   };

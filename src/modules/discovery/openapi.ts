@@ -43,7 +43,7 @@ const add = (m: Codes, status: number, code: string) => (m.get(status) ?? m.set(
 export function errorCodesOf(r: RouteInfo): Codes {
   const m: Codes = new Map();
   if (r.auth === 'key' || r.auth === 'root' || r.auth === 'optional') add(m, 401, 'INVALID_API_KEY');
-  if (r.auth === 'root') add(m, 403, 'ROOT_KEY_REQUIRED');
+  if (r.auth === 'root' || r.bearer === 'root') add(m, 403, 'ROOT_KEY_REQUIRED');
   // A scoped key outside the route's scopes ('any' routes take every key; root routes refuse scoped keys first).
   if ((r.auth === 'key' && r.scope !== 'any') || (r.auth === 'optional' && r.scope !== undefined && r.scope !== 'any')) add(m, 403, 'SCOPE_NOT_GRANTED');
   if (r.auth === 'admin') { add(m, 401, 'INVALID_ADMIN_KEY'); add(m, 503, 'ADMIN_NOT_CONFIGURED'); }
@@ -80,6 +80,8 @@ function decorate(doc: Record<string, any>, table: RouteTable) {
       if (!route || typeof op !== 'object') continue;
       op.security = SECURITY[route.auth];
       op['x-svc-auth'] = route.auth;
+      // An optional route that takes only the root key as Bearer (the other way in is a signature in the body).
+      if (route.bearer) op['x-svc-bearer'] = route.bearer;
       // What a scoped key needs: a capability URI, 'any', or null (scoped keys refused).
       const needs = scopedKeyNeeds(route);
       if (needs !== undefined) op['x-svc-scope'] = needs;

@@ -18,6 +18,8 @@ export interface RouteInfo {
   auth: AuthMode;
   /** What a scoped key needs (route config `scope`); undefined: a 'key' route closed to scoped keys, an open 'optional' one. */
   scope?: RouteScope;
+  /** 'root': an 'optional' route that takes only the root key as Bearer (route config `bearer`). */
+  bearer?: 'root';
   summary: string;
   description?: string;
   params?: JsonSchema;
@@ -51,6 +53,7 @@ function infoOf(opts: RouteOptions, method: string): RouteInfo {
     path: toOpenApiPath(opts.url),
     auth: (config.auth as AuthMode | undefined) ?? 'key',
     scope: config.scope as RouteScope | undefined,
+    bearer: config.bearer as 'root' | undefined,
     summary: schema.summary ?? config.summary ?? '',
     description: schema.description,
     params: schema.params,

@@ -11,21 +11,24 @@ export interface EndpointRef {
   auth: string;
   /** What a scoped key needs: a capability URI, or 'any' (every key of the agent). Absent on a key route: closed to scoped keys. */
   scope?: string;
+  /** 'root': an optional route whose Bearer, when sent, must be the root key. */
+  bearer?: 'root';
   summary: string;
 }
 
 export const endpointRef = (r: RouteInfo): EndpointRef => ({
-  method: r.method, path: r.path, auth: r.auth, ...(r.scope !== undefined ? { scope: r.scope } : {}), summary: r.summary,
+  method: r.method, path: r.path, auth: r.auth, ...(r.scope !== undefined ? { scope: r.scope } : {}), ...(r.bearer ? { bearer: r.bearer } : {}), summary: r.summary,
 });
 
 /**
  * What a scoped key needs to call the route: a capability URI, 'any' (every key of the agent), or
- * null when scoped keys are refused (root routes; key routes that declare no scope). Undefined for
+ * null when scoped keys are refused (root routes; optional routes that take only the root key as
+ * Bearer; key routes that declare no scope). Undefined for
  * routes that take no Bearer (public, admin).
  */
-export function scopedKeyNeeds(r: Pick<RouteInfo, 'auth' | 'scope'>): string | null | undefined {
+export function scopedKeyNeeds(r: Pick<RouteInfo, 'auth' | 'scope' | 'bearer'>): string | null | undefined {
   if (r.auth === 'none' || r.auth === 'admin') return undefined;
-  if (r.auth === 'root') return null;
+  if (r.auth === 'root' || r.bearer === 'root') return null;
   if (r.auth === 'optional') return r.scope ?? 'any';
   return r.scope ?? null;
 }

@@ -66,11 +66,12 @@ export const TOOL_SPECS: ToolSpec[] = [
   },
   { id: 'blob', description: 'Binary blob storage and document parsing (PDF, DOCX, CSV, XLSX): every blob operation behind one tool.', actions: Object.values(BLOB_ACTIONS) },
   {
-    id: 'passport', description: 'Identity: your agent record, public passports, directory description, and the passport challenge/verify session exchange.',
+    id: 'passport', description: 'Identity: your agent record, public passports, directory description, the passport challenge/verify session exchange, ephemeral passports for sandboxes, and passport key rotation.',
     actions: [
       a('me', 'GET', '/v1/me'), a('get', 'GET', '/v1/agents/{agent_id}/passport'), a('describe', 'POST', '/v1/agents/passport/description'),
       a('self_report', 'POST', '/v1/agents/passport/capabilities'),
       a('challenge', 'POST', '/v1/auth/passport/challenge'), a('verify', 'POST', '/v1/auth/passport/verify'),
+      a('ephemeral', 'POST', '/v1/auth/passport/ephemeral'), a('rotate', 'POST', '/v1/me/passport/rotate'),
     ],
   },
   {

@@ -1,4 +1,6 @@
-/** Parity of scoped keys: `key.created` / `key.revoked` entries against the api_keys rows they made. */
+/** Parity of identity's key facts: scoped keys (`key.created` / `key.revoked`) and passport rotations (`passport.rotated`). */
+import { createPublicKey } from 'node:crypto';
+import { sha256hex } from '../../lib/hash';
 import type { Mismatch, ReplayEntry, Replayer, SnapshotDb } from '../trust/parity';
 import { diffRows } from '../trust/parity';
 
@@ -41,4 +43,58 @@ export function scopedKeysReplayer(): () => Replayer {
       agents: () => new Set([...rows.values()].map((r) => r.agent_id)),
     };
   };
+}
+
+interface RotationRow { key_version: number; previous_key_sha256: string; current_key_sha256: string; rotated_at: number; grace_until: number; log_index: number }
+
+/**
+ * Parity of passport rotations: `passport.rotated` entries rebuild each agent's passport_rotations row
+ * (key version, the replaced and the new key's SHA-256, when, the grace's end, the entry's index); a
+ * `passport.revoked` entry ends a running grace at the revocation. The stored replaced key must still
+ * hash to the SHA-256 its entry named.
+ */
+export function passportRotationsReplayer(): () => Replayer {
+  return () => {
+    const rows = new Map<string, RotationRow>();
+    return {
+      feed(e: ReplayEntry) {
+        if (!e.agent_id) return;
+        if (e.kind === 'passport.rotated') {
+          rows.set(e.agent_id, {
+            key_version: Number(e.data.key_version),
+            previous_key_sha256: String(e.data.previous_public_key_sha256),
+            current_key_sha256: String(e.data.public_key_sha256),
+            rotated_at: e.at,
+            grace_until: Date.parse(String(e.data.previous_key_valid_until)),
+            log_index: e.index,
+          });
+        } else if (e.kind === 'passport.revoked') {
+          const r = rows.get(e.agent_id);
+          if (r) r.grace_until = Math.min(r.grace_until, e.at);
+        }
+      },
+      async diff(_now: number, db: SnapshotDb): Promise<Mismatch[]> {
+        const stored = await db.selectFrom('passport_rotations').selectAll().execute();
+        const byId = new Map(stored.map((s) => {
+          const { agent_id: id, previous_key_pem: pem, ...rest } = s;
+          return [id, { ...rest, previous_key_pem_sha256: spkiSha256OrNull(pem) } as unknown as Record<string, unknown>];
+        }));
+        const out: Mismatch[] = [];
+        for (const [id, r] of rows) {
+          out.push(...diffRows('passport_rotations', id, { ...r, previous_key_pem_sha256: r.previous_key_sha256 } as unknown as Record<string, unknown>, byId.get(id)));
+        }
+        for (const id of byId.keys()) if (!rows.has(id)) out.push(...diffRows('passport_rotations', id, undefined, byId.get(id)));
+        return out;
+      },
+      agents: () => rows.keys(),
+    };
+  };
+}
+
+function spkiSha256OrNull(pem: string): string | null {
+  try {
+    return sha256hex(createPublicKey(pem).export({ format: 'der', type: 'spki' }));
+  } catch {
+    return null;
+  }
 }

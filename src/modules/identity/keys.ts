@@ -20,7 +20,7 @@ export const MAX_ACTIVE_SCOPED_KEYS = 50;
 /** Revoked or expired scoped keys GET /v1/me/keys lists besides the active ones (the newest). */
 export const LISTED_INACTIVE_KEYS = 50;
 
-/** A scoped key created or revoked, or the passport revoked; `data` carries no secret. */
+/** A scoped key created or revoked, the passport revoked or its key rotated; `data` carries no secret. */
 export type KeyEvent = {
   kind: 'key.created' | 'key.revoked';
   agentId: string;
@@ -32,9 +32,19 @@ export type KeyEvent = {
   at: number;
   /** SHA-256 (hex) of the revoked key's SPKI bytes. */
   data: { public_key_sha256: string };
+} | {
+  kind: 'passport.rotated';
+  agentId: string;
+  at: number;
+  /** Keys named by the SHA-256 (hex) of their SPKI bytes; the replaced key verifies until previous_key_valid_until. */
+  data: {
+    previous_public_key_sha256: string; public_key_sha256: string; key_version: number;
+    grace_seconds: number; previous_key_valid_until: string; challenge_id: string;
+  };
 };
 
-export type KeyEventSink = (trx: Transaction<Database>, event: KeyEvent) => Promise<void>;
+/** Records a key event in the caller's transaction (the trust log); returns the entry's index when it appended one. */
+export type KeyEventSink = (trx: Transaction<Database>, event: KeyEvent) => Promise<{ index: number } | void>;
 
 /** A new token and the api_keys row that stores its SHA-256 (the token itself is never stored). */
 export function issueToken(clock: Clock, agentId: string, kind: KeyKind, ttlSeconds?: number) {
@@ -63,7 +73,9 @@ export function createKeys(deps: KeysDeps) {
   const authCache = createAuthCache(deps.authCacheMs ?? 0);
   const logged = (event: KeyEvent) => {
     const sink = deps.onKeyEvent;
-    return sink ? (trx: Transaction<Database>) => sink(trx, event) : undefined;
+    return sink ? async (trx: Transaction<Database>) => {
+      await sink(trx, event);
+    } : undefined;
   };
 
   return {
@@ -85,14 +97,17 @@ export function createKeys(deps: KeysDeps) {
       if (!row || row.status !== 'active') return undefined;
       if (row.expires_at !== null && row.expires_at <= now) return undefined;
       if (row.kind === 'session' && row.passport_revoked_at !== null) return undefined;
+      const expiresAt = row.kind === 'session' ? sessionExpiry(row, now) : row.expires_at;
+      if (expiresAt === undefined) return undefined;
       const ctx: AuthContext = {
         agentId: row.agent_id,
         keyKind: row.kind as KeyKind,
         scopes: JSON.parse(row.scopes) as string[],
         tier: row.tier,
         createdAt: row.agent_created_at,
+        ...(row.ephemeral_passport_id ? { ephemeral: true, ephemeralPassportId: row.ephemeral_passport_id } : {}),
       };
-      authCache.set(token, { ctx, expiresAt: row.expires_at }, now, generation);
+      authCache.set(token, { ctx, expiresAt }, now, generation);
       return ctx;
     },
 
@@ -143,6 +158,23 @@ export function createKeys(deps: KeysDeps) {
 }
 
 export type Keys = ReturnType<typeof createKeys>;
+
+/**
+ * When a session token stops working: its own expiry, or sooner when the passport key it was issued
+ * under has been rotated away (it lasts the rotation's grace, like the key); undefined when it no
+ * longer works (issued under a key older than the one the latest rotation replaced).
+ */
+export function sessionExpiry(
+  row: { expires_at: number | null; passport_key_version: number | null; current_key_version: number | null; rotation_grace_until: number | null },
+  now: number,
+): number | null | undefined {
+  const issuedUnder = Number(row.passport_key_version ?? 0);
+  const current = Number(row.current_key_version ?? 0);
+  if (issuedUnder === current) return row.expires_at;
+  const graceUntil = row.rotation_grace_until === null ? 0 : Number(row.rotation_grace_until);
+  if (issuedUnder !== current - 1 || graceUntil <= now) return undefined;
+  return row.expires_at === null ? graceUntil : Math.min(Number(row.expires_at), graceUntil);
+}
 
 /** A scoped key as its owner sees it: no secret, no digest. */
 function scopedKeyView(r: { key_id: string | null; scopes: string; label: string | null; created_at: number; expires_at: number | null; revoked_at: number | null }, now: number) {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { agentOf } from '../../http/auth';
 import type { EnvelopeBuilder } from '../../http/envelope';
 import {
-  AgentIdParams, ChallengeBody, SelfReportedBody, CreateKeyBody, CreateKeyValidationCodes, KeyIdParams, ChallengeValidationCodes, DescriptionBody, MeResponse, RegisterBody, RegisterValidationCodes, VerifyBody, VerifyValidationCodes,
+  AgentIdParams, ChallengeBody, EphemeralBody, EphemeralValidationCodes, RotateBody, RotateValidationCodes, SelfReportedBody, CreateKeyBody, CreateKeyValidationCodes, KeyIdParams, ChallengeValidationCodes, DescriptionBody, MeResponse, RegisterBody, RegisterValidationCodes, VerifyBody, VerifyValidationCodes,
 } from './schemas';
 import type { IdentityService } from './service';
 
@@ -84,6 +84,42 @@ export const identityRoutes = (deps: IdentityRouteDeps): FastifyPluginAsyncTypeb
     schema: { summary: 'Revoke your passport (root key): challenges and session tokens stop working' },
     config: { auth: 'root', errors: { 409: ['PASSPORT_REVOKED'] } },
   }, async (request) => identity.revokePassport(agentOf(request)));
+
+  app.post('/v1/me/passport/rotate', {
+    schema: {
+      body: RotateBody,
+      summary: 'Rotate your passport key (root key): the new public key and its signature over a fresh challenge\'s sign_payload; the old key verifies challenges for 300 s more, then never',
+    },
+    config: {
+      auth: 'root', validationCodes: RotateValidationCodes,
+      errors: {
+        401: ['PASSPORT_SIGNATURE_INVALID', 'CHALLENGE_EXPIRED'], 403: ['PASSPORT_REVOKED'], 404: ['CHALLENGE_NOT_FOUND'],
+        409: ['CHALLENGE_ALREADY_USED', 'PASSPORT_KEY_UNCHANGED'],
+      },
+    },
+  }, async (request) => identity.rotatePassport(agentOf(request), request.body));
+
+  app.post('/v1/auth/passport/ephemeral', {
+    schema: {
+      body: EphemeralBody,
+      summary: 'An ephemeral passport for a stateless sandbox: its own id, at most 3600 s, trust level ephemeral, and a session token bound to it (root key as Bearer, or agent_id + challenge_id + signature)',
+    },
+    config: {
+      auth: 'optional', bearer: 'root', success: [201], validationCodes: EphemeralValidationCodes,
+      errors: {
+        401: ['PASSPORT_SIGNATURE_INVALID', 'CHALLENGE_EXPIRED'], 403: ['PASSPORT_REVOKED'], 404: ['CHALLENGE_NOT_FOUND'],
+        409: ['CHALLENGE_ALREADY_USED', 'EPHEMERAL_PASSPORT_LIMIT_REACHED'], 422: ['PASSPORT_SIGNATURE_REQUIRED', 'EPHEMERAL_CREDENTIALS_CONFLICT'],
+      },
+    },
+    // With the root key nothing else is needed: no body at all (or JSON null) is an empty one.
+    preValidation: async (request) => {
+      if (request.body === undefined || request.body === null) request.body = {};
+    },
+  }, async (request, reply) => {
+    const issued = await identity.issueEphemeral(request.auth, request.body);
+    reply.header('cache-control', 'no-store'); // the session token
+    return reply.code(201).send(issued);
+  });
 
   app.post('/v1/me/keys', {
     schema: { body: CreateKeyBody, summary: 'Create a scoped API key (root key): limited to capability scopes, optional label and expiry; the key is shown once' },

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { UUID_PATTERN } from '../../lib/ids';
 import { NOT_BLANK_PATTERN } from '../../lib/text';
 import { CAPABILITIES } from '../../lib/capabilities';
+import { SESSION_TTL_SECONDS } from './keys';
 
 export const AGENT_NAME_PATTERN = '^[A-Za-z0-9_-]+$';
 
@@ -82,7 +83,10 @@ export const MeResponse = Type.Object({
   recovery_enrolled: Type.Boolean(),
   covenant_template_id: Nullable(Type.String()),
   staged_resurrection_until: Nullable(Type.String({ description: 'After a recovery through a channel covenant: until when spending credit, custody transfer and commons writes are refused (STAGED_RESURRECTION_RESTRICTED); null otherwise' })),
-  authenticated_with: Type.Object({ kind: Type.String(), scopes: Type.Array(Type.String()) }),
+  authenticated_with: Type.Object({
+    kind: Type.String(), scopes: Type.Array(Type.String()),
+    ephemeral_passport_id: Type.Optional(Type.String({ description: 'The ephemeral passport whose session token made the request' })),
+  }),
   passport_url: Type.String(),
   created_at: Type.String(),
 });
@@ -153,3 +157,43 @@ export const SelfReportedBody = Type.Object({
     Type.Null(),
   ], { description: 'null (or only whitespace) clears it' }),
 });
+
+/**
+ * POST /v1/me/passport/rotate (root key): the new key and its proof of possession, a signature by the
+ * NEW private key over the sign_payload of a fresh challenge (POST /v1/auth/passport/challenge).
+ */
+export const RotateBody = Type.Object({
+  public_key: Type.String({ minLength: 1, maxLength: 4096, description: 'The new Ed25519 public key: PEM SPKI or base64 of the raw 32 bytes' }),
+  challenge_id: Type.String({ minLength: 1, maxLength: 64, description: 'A fresh, unused challenge of this agent' }),
+  signature: Type.String({ minLength: 1, description: 'base64 of the raw 64-byte Ed25519 signature by the NEW key over the challenge\'s sign_payload' }),
+});
+
+export const RotateValidationCodes = {
+  'body.public_key': { status: 422, code: 'INVALID_PASSPORT_PUBLIC_KEY', message: 'public_key is required: the new Ed25519 public key as PEM SPKI or base64 of the raw 32 bytes' },
+  'body.challenge_id': { status: 422, code: 'PASSPORT_SIGNATURE_REQUIRED', message: 'challenge_id is required: a fresh challenge from POST /v1/auth/passport/challenge, signed with the new key' },
+  'body.signature': { status: 422, code: 'PASSPORT_SIGNATURE_REQUIRED', message: 'signature is required: base64 of the new key\'s raw Ed25519 signature over the challenge\'s sign_payload' },
+};
+
+/**
+ * POST /v1/auth/passport/ephemeral: with the root API key as Bearer, nothing else is needed; without
+ * a Bearer, agent_id, challenge_id and signature (the passport key's, over the challenge's sign_payload).
+ */
+export const EPHEMERAL_TTL_MIN = 60;
+/** A session token's lifetime: an ephemeral passport lives no longer. */
+export const EPHEMERAL_TTL_MAX = SESSION_TTL_SECONDS;
+export const EphemeralBody = Type.Object({
+  agent_id: Type.Optional(Type.String({ pattern: UUID_PATTERN, description: 'Without a Bearer key: the agent whose passport key signed' })),
+  challenge_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Without a Bearer key: the challenge signed' })),
+  signature: Type.Optional(Type.String({ minLength: 1, description: 'Without a Bearer key: base64 of the raw Ed25519 signature over the challenge\'s sign_payload by the passport key' })),
+  ttl_seconds: Type.Optional(Type.Integer({
+    minimum: EPHEMERAL_TTL_MIN, maximum: EPHEMERAL_TTL_MAX,
+    description: `Lifetime of the ephemeral passport and its session token, ${EPHEMERAL_TTL_MIN} to ${EPHEMERAL_TTL_MAX} seconds (default ${EPHEMERAL_TTL_MAX})`,
+  })),
+});
+
+export const EphemeralValidationCodes = {
+  'body.agent_id': { status: 422, code: 'INVALID_AGENT_ID', message: 'agent_id must be a UUID' },
+  'body.challenge_id': { status: 422, code: 'PASSPORT_SIGNATURE_REQUIRED', message: 'challenge_id must be the id of a challenge from POST /v1/auth/passport/challenge' },
+  'body.signature': { status: 422, code: 'PASSPORT_SIGNATURE_REQUIRED', message: 'signature must be base64 of the raw Ed25519 signature over the challenge\'s sign_payload' },
+  'body.ttl_seconds': { status: 422, code: 'INVALID_EPHEMERAL_TTL', message: `ttl_seconds must be an integer from ${EPHEMERAL_TTL_MIN} to ${EPHEMERAL_TTL_MAX}` },
+};

@@ -3,7 +3,7 @@ import { ApiError } from '../../http/errors';
 import type { AuthContext } from '../../http/route-config';
 import type { CommunityStats } from '../../http/envelope';
 import { iso, type Clock } from '../../lib/clock';
-import { generateEd25519, KeyFormatError, parseEd25519PublicKey, publicKeyPem, verifyEd25519 } from '../../lib/ed25519';
+import { generateEd25519, KeyFormatError, parseEd25519PublicKey, publicKeyPem } from '../../lib/ed25519';
 import { sha256hex } from '../../lib/hash';
 import { isUuid, newId, randomToken } from '../../lib/ids';
 import { passportChallengePayload, PASSPORT_CHALLENGE_SCHEME } from '../../lib/signing';
@@ -12,7 +12,9 @@ import { isBlank } from '../../lib/text';
 import { isUniqueViolation } from '../../infra/db/dialect';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
-import { createKeys, issueToken, SESSION_TTL_SECONDS, type KeyEvent, type KeyEventSink } from './keys';
+import { createKeys, issueToken, type KeyEvent, type KeyEventSink } from './keys';
+import { createLifecycleStore } from './lifecycle-store';
+import { createPassportLifecycle, type EphemeralInput } from './passport-lifecycle';
 import { createCustodyPort } from './custody-port';
 import { createCustodyStore } from './custody-store';
 import { publicPassport, verifiedCapabilities } from './passport-view';
@@ -87,6 +89,14 @@ export function createIdentityService(deps: IdentityDeps) {
   let onDescribed: ((trx: Transaction<Database>, agentId: string) => Promise<void>) | undefined;
   let syntheticProfiles: (() => Promise<number>) | undefined;
   const { onRegistered } = deps;
+  const lifecycleStore = createLifecycleStore(store.db);
+  const lifecycle = createPassportLifecycle({
+    store, lifecycle: lifecycleStore, clock, onKeyEvent: deps.onKeyEvent, forgetCachedTokens: () => keys.forgetCachedTokens(),
+    ephemeralLevels: async (agentId) => {
+      const agent = await store.findAgent(agentId);
+      return agent ? levelsOfAgent(agent, true) : ['floor', 'ephemeral'];
+    },
+  });
 
   function parseRecoveryKey(pem: string): string {
     if (!pem.trim().startsWith('-----BEGIN')) {
@@ -246,7 +256,7 @@ export function createIdentityService(deps: IdentityDeps) {
         recovery_enrolled: agent.recovery_agent_id !== null,
         covenant_template_id: agent.covenant_template_id ?? null,
         staged_resurrection_until: await stagedResurrectionUntil(agent.agent_id),
-        authenticated_with: { kind: auth.keyKind, scopes: auth.scopes },
+        authenticated_with: { kind: auth.keyKind, scopes: auth.scopes, ...(auth.ephemeralPassportId ? { ephemeral_passport_id: auth.ephemeralPassportId } : {}) },
         passport_url: `${deps.baseUrl}/v1/agents/${agent.agent_id}/passport`,
         created_at: iso(agent.created_at),
       };
@@ -289,7 +299,8 @@ export function createIdentityService(deps: IdentityDeps) {
 
     /** Identity's share of the trust adoption report. */
     async trustAdoption() {
-      return { listed_agents: await store.countListed(), ...await store.trustCounts(clock.now()) };
+      const [listed, counts, ephemeral] = await Promise.all([store.countListed(), store.trustCounts(clock.now()), lifecycle.ephemeralLast30Days()]);
+      return { listed_agents: listed, ...counts, ephemeral_passports_last_30d: ephemeral };
     },
 
     /** The reputation module supplies the figures a passport shows (it is built after identity). */
@@ -344,38 +355,14 @@ export function createIdentityService(deps: IdentityDeps) {
       };
     },
 
-    async verifyChallenge(input: { agent_id: string; challenge_id: string; signature: string }) {
-      const id = input.agent_id.toLowerCase();
-      const challenge = isUuid(input.challenge_id) ? await store.findChallenge(input.challenge_id.toLowerCase(), id) : undefined;
-      if (!challenge) throw new ApiError(404, 'CHALLENGE_NOT_FOUND', 'No challenge with this id for this agent');
-      if (challenge.used_at !== null) throw new ApiError(409, 'CHALLENGE_ALREADY_USED', 'This challenge nonce was already used; request a new challenge');
-      const now = clock.now();
-      if (challenge.expires_at <= now) throw new ApiError(401, 'CHALLENGE_EXPIRED', 'This challenge has expired; request a new challenge');
-      // Single use: the first verification attempt consumes the nonce, whatever its outcome.
-      if (!(await store.consumeChallenge(challenge.challenge_id, now))) {
-        throw new ApiError(409, 'CHALLENGE_ALREADY_USED', 'This challenge nonce was already used; request a new challenge');
-      }
-      const passport = await store.findPassport(id);
-      if (!passport) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
-      if (passport.revoked_at !== null) throw new ApiError(403, 'PASSPORT_REVOKED', 'This passport has been revoked');
-      const payload = passportChallengePayload({
-        agentId: id, challengeId: challenge.challenge_id, nonce: challenge.nonce,
-        issuedAt: iso(challenge.issued_at), expiresAt: iso(challenge.expires_at),
-      });
-      if (!verifyEd25519(passport.public_key_pem, Buffer.from(payload, 'utf8'), input.signature)) {
-        throw new ApiError(401, 'PASSPORT_SIGNATURE_INVALID', 'The signature does not verify against this agent\'s passport key over sign_payload');
-      }
-      const session = issueToken(clock, id, 'session', SESSION_TTL_SECONDS);
-      await store.insertKey(session.row);
-      return {
-        status: 'success',
-        agent_id: id,
-        session_token: session.token,
-        token_type: 'Bearer',
-        expires_in: SESSION_TTL_SECONDS,
-        expires_at: iso(session.row.expires_at!),
-      };
-    },
+    /** POST /v1/auth/passport/verify: passport-lifecycle.ts (the replaced key verifies during a rotation's grace). */
+    verifyChallenge: (input: { agent_id: string; challenge_id: string; signature: string }) => lifecycle.verifyChallenge(input),
+
+    /** POST /v1/me/passport/rotate (root key): passport-lifecycle.ts. */
+    rotatePassport: (auth: AuthContext, input: { public_key: string; challenge_id: string; signature: string }) => lifecycle.rotate(auth, input),
+
+    /** POST /v1/auth/passport/ephemeral (root key or a signed challenge): passport-lifecycle.ts. */
+    issueEphemeral: (auth: AuthContext | undefined, input: EphemeralInput) => lifecycle.issueEphemeral(auth, input),
 
     /** POST /v1/agents/passport/description: what is sent replaces the stored value; the public passport after it. */
     async describe(auth: AuthContext, input: {
@@ -418,7 +405,12 @@ export function createIdentityService(deps: IdentityDeps) {
         kind: 'passport.revoked', agentId: auth.agentId, at: now,
         data: { public_key_sha256: sha256hex(createPublicKey(passport.public_key_pem).export({ format: 'der', type: 'spki' })) },
       } : undefined;
-      if (!(await store.revokePassport(auth.agentId, now, onKeyEvent && event ? (trx) => onKeyEvent(trx, event) : undefined))) {
+      // A rotation's grace ends with the passport: the replaced key stops verifying too.
+      const also = async (trx: Transaction<Database>) => {
+        await lifecycleStore.endGrace(trx, auth.agentId, now);
+        if (onKeyEvent && event) await onKeyEvent(trx, event);
+      };
+      if (!(await store.revokePassport(auth.agentId, now, also))) {
         throw new ApiError(409, 'PASSPORT_REVOKED', 'This passport is already revoked');
       }
       keys.forgetCachedTokens();

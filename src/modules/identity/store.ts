@@ -23,6 +23,14 @@ export interface KeyLookup {
   status: string;
   agent_created_at: number;
   passport_revoked_at: number | null;
+  /** A session token: the passport key version it was issued under (null: 0). */
+  passport_key_version: number | null;
+  /** A session token of an ephemeral passport: its id. */
+  ephemeral_passport_id: string | null;
+  /** The agent's passport key version now (null: never rotated, 0). */
+  current_key_version: number | null;
+  /** Until when the key the latest rotation replaced (and its sessions) still work. */
+  rotation_grace_until: number | null;
 }
 
 class OverCap extends Error {}
@@ -35,9 +43,11 @@ export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Databa
     .selectFrom('api_keys as k')
     .innerJoin('agents as a', 'a.agent_id', 'k.agent_id')
     .leftJoin('passports as p', 'p.agent_id', 'k.agent_id')
+    .leftJoin('passport_rotations as r', 'r.agent_id', 'k.agent_id')
     .select([
       'k.agent_id', 'k.kind', 'k.scopes', 'k.expires_at', 'a.tier', 'a.status',
       'a.created_at as agent_created_at', 'p.revoked_at as passport_revoked_at',
+      'k.passport_key_version', 'k.ephemeral_passport_id', 'r.key_version as current_key_version', 'r.grace_until as rotation_grace_until',
     ])
     .where('k.key_hash', '=', s.hash)
     .where('k.revoked_at', 'is', null), sqlite);

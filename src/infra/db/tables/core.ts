@@ -42,6 +42,10 @@ export interface ApiKeysTable {
   revoked_at: number | null;
   /** Public id of a scoped key (list, revoke, trust log); null for root keys and session tokens. */
   key_id: string | null;
+  /** A session token: the passport key version it was issued under (null: 0, before any rotation). */
+  passport_key_version?: number | null;
+  /** A session token of an ephemeral passport: that passport's id. */
+  ephemeral_passport_id?: string | null;
 }
 
 export interface PassportChallengesTable {
@@ -79,11 +83,37 @@ export interface ReferralsTable {
   updated_at: number;
 }
 
+/** A rotated passport key (projection of the trust log's passport.rotated entries): one row per agent, the latest rotation. */
+export interface PassportRotationsTable {
+  agent_id: string;
+  /** Rotations so far: the version of the key in force (0 before any). */
+  key_version: number;
+  /** The key the latest rotation replaced: it verifies challenges until grace_until. */
+  previous_key_pem: string;
+  previous_key_sha256: string;
+  /** The key the latest rotation put in force (SHA-256 of its SPKI bytes). */
+  current_key_sha256: string;
+  rotated_at: number;
+  grace_until: number;
+  log_index: number;
+}
+
+/** A session-scoped ephemeral passport (POST /v1/auth/passport/ephemeral); its session token carries its id. */
+export interface EphemeralPassportsTable {
+  ephemeral_passport_id: string;
+  agent_id: string;
+  issued_via: string; // root_key | passport_signature
+  created_at: number;
+  expires_at: number;
+}
+
 export interface CoreTables {
   agents: AgentsTable;
   passports: PassportsTable;
   api_keys: ApiKeysTable;
   passport_challenges: PassportChallengesTable;
+  passport_rotations: PassportRotationsTable;
+  ephemeral_passports: EphemeralPassportsTable;
   recovery_keys: RecoveryKeysTable;
   covenants: CovenantsTable;
   referrals: ReferralsTable;
