@@ -70,6 +70,12 @@ const SHORT: Record<string, Short> = {
     env: { ROUNDS: '3', SECONDS: '2' },
     figure: (o) => grab(o, /median round ratio ([\d.]+%)/),
   },
+  'stake-search': {
+    compares: 'cached paid `GET /v1/search` by an agent holding a stake vs one without (req/s, median of rotated rounds)',
+    target: '≈ 100 % (no added cost)',
+    env: { ROUNDS: '3', SECONDS: '2' },
+    figure: (o) => grab(o, /median round ratio ([\d.]+%)/),
+  },
   trust: {
     compares: 'interaction ratings vs durable memory `PUT` (req/s); passport read with 10k events and inclusion proof in a 1M log (p95); parity of 100k entries (s)',
     target: 'ratings ≥ 40 %; p95 < 5 ms; parity < 30 s',
@@ -107,13 +113,12 @@ const SHORT: Record<string, Short> = {
     figure: (o) => { const [p, x] = grabAll(o, /\| (\d+ %) \|$/gm); return `PDF ${p ?? '?'}, XLSX ${x ?? '?'}`; },
   },
   extraction: {
-    compares: 'main-text shingle F1 and titles right on the 41-page self-made article corpus vs readability.js alone and the whole `<body>`',
+    compares: 'main-text shingle F1 and titles right on the 49-page self-made article corpus vs readability.js alone and the whole `<body>`',
     target: 'F1 ≥ trafilatura (not runnable here); titles ≥ 90 %',
     figure: (o) => {
-      const row = (m: string) => new RegExp(`^\\| ${m} \\| ([\\d.]+) \\|[^|]*\\|[^|]*\\| \\d+/\\d+ \\(([\\d.]+%)\\)`, 'm').exec(o);
-      const svc = row('svc');
-      const rd = row('readability\\.js');
-      return `F1 ${svc?.[1] ?? '?'}, titles ${svc?.[2] ?? '?'} (readability.js F1 ${rd?.[1] ?? '?'}, titles ${rd?.[2] ?? '?'})`;
+      const row = (m: string, set: string) => new RegExp(`^\\| ${m} \\| ${set} \\(\\d+\\) \\| ([\\d.]+) \\|[^|]*\\|[^|]*\\| \\d+/\\d+ \\(([\\d.]+%)\\)`, 'm').exec(o);
+      const [svc, held, rd] = [row('svc', 'all'), row('svc', 'held-out'), row('readability\\.js', 'all')];
+      return `F1 ${svc?.[1] ?? '?'}, titles ${svc?.[2] ?? '?'} (held-out pages: F1 ${held?.[1] ?? '?'}, titles ${held?.[2] ?? '?'}; readability.js F1 ${rd?.[1] ?? '?'}, titles ${rd?.[2] ?? '?'})`;
     },
   },
   'memory-search': {
