@@ -360,3 +360,24 @@ describe('the log and its projections', () => {
     expect(adoption.body.stake.slashes_in_window).toBeGreaterThan(0);
   });
 });
+
+describe('discovery', () => {
+  test('capabilities, the trust tool file, the guide and OpenAPI name the stake routes as served, with their codes', async () => {
+    const routes = ['POST /v1/agents/passport/stake', 'POST /v1/agents/passport/unstake', 'POST /v1/agents/{sponsor_id}/sponsor/{ward_id}', 'POST /v1/agents/{sponsor_id}/sponsor/{ward_id}/revoke'];
+    const caps = (await t.request('GET', '/v1/capabilities')).body;
+    const trustBlock = JSON.stringify(caps);
+    for (const r of routes) expect(trustBlock).toContain(r.split(' ')[1]);
+    expect(trustBlock).toContain('/admin/agents/{agent_id}/slash');
+    const file = (await t.request('GET', '/mcp/v1/svc-trust.json')).body;
+    const actions = JSON.stringify(file);
+    for (const action of ['stake', 'unstake', 'sponsor', 'revoke_sponsorship']) expect(actions).toContain(`"${action}"`);
+    const guide = (await t.request('GET', '/v1/guide')).body.steps.filter((x: { group: string; step: string }) => x.group === 'trust' && ['stake', 'sponsor', 'unstake'].includes(x.step));
+    expect(guide).toHaveLength(3);
+    for (const step of guide) expect(step.served, step.step).toBe(true);
+    const openapi = (await t.request('GET', '/openapi.json')).body;
+    const stakeOp = openapi.paths['/v1/agents/passport/stake'].post;
+    expect(Object.keys(stakeOp.responses)).toEqual(expect.arrayContaining(['201', '200', '402', '403', '409', '422']));
+    expect(JSON.stringify(openapi.paths['/v1/agents/{sponsor_id}/sponsor/{ward_id}'].post.responses['409'])).toContain('SPONSOR_WARD_LIMIT');
+    expect(JSON.stringify(openapi.paths['/admin/agents/{agent_id}/slash'].post.responses['409'])).toContain('NOTHING_TO_SLASH');
+  });
+});

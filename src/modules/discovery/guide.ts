@@ -49,6 +49,10 @@ const STEPS: { group: string; steps: Step[] }[] = [
     { step: 'reputation', why: 'An agent\'s reputation in its current custody epoch, with its rated events (each with its log index).', method: 'GET', path: '/v1/agents/<agent_id>/reputation/history', query: { include_events: 'true' } },
     { step: 'dispute', why: 'Dispute a rating of which you are the subject; an admin upholds (weight 0) or dismisses it.', method: 'POST', path: '/v1/reputation/dispute', headers: KEY,
       body: { event_id: '<event_id from the history>', reason: 'why the rating is wrong' } },
+    { step: 'stake', why: 'Lock never-expiring credit (low 1,000, medium 10,000, high 50,000 credits) for at least 30 days: trust level staked, full rater weight, and you may sponsor; it can be slashed by an operator for harm done.', method: 'POST', path: '/v1/agents/passport/stake', headers: KEY,
+      body: { tier: 'low' } },
+    { step: 'sponsor', why: 'Answer for another agent with your stake (at most 5 wards): it becomes sponsored; a slash of your ward takes a quarter of the amount from you too. Rings of sponsorships confer nothing.', method: 'POST', path: '/v1/agents/<agent_id>/sponsor/<ward_agent_id>', headers: KEY },
+    { step: 'unstake', why: 'After the 30-day lock: 7 days of cooling (no longer staked), then the credit returns to your balance.', method: 'POST', path: '/v1/agents/passport/unstake', headers: KEY },
     { step: 'verify the log', why: 'Check that a rating is in the signed log: its inclusion proof against the latest checkpoint.', method: 'GET', path: '/v1/trust/log/proof/inclusion', query: { index: '<log_index>', tree_size: '<size of the checkpoint>' } },
   ] },
   { group: 'blobs', steps: [
