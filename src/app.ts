@@ -43,6 +43,9 @@ import { passportRotationsReplayer, scopedKeysReplayer } from './modules/identit
 import { createDirectoryModule } from './modules/directory/module';
 import { createCustodyModule, createCustodyRestrictions, type CustodyModule } from './modules/custody/module';
 import { memoryMeterFrom } from './modules/billing/memory-meter';
+import { createDeclarationsModule } from './modules/declarations/module';
+import { delegableTools, type DelegableTool } from './modules/declarations/delegation';
+import { toolsOfRoute } from './modules/discovery/tool-map';
 import { createDirectoryEntries } from './modules/identity/directory-entries';
 import { loadSyntheticProfiles } from './modules/directory/synthetic';
 
@@ -137,7 +140,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   installErrorHandling(app);
   installInputGuard(app);
   installSlowClientLimits(app, config.core);
-  installAuth(app, { authenticator: identity, adminKey: config.core.adminKey, baseUrl: config.core.baseUrl });
+  // A delegated key's write_set is checked against the tools whose actions call the route (tool-map.ts).
+  installAuth(app, { authenticator: identity, adminKey: config.core.adminKey, baseUrl: config.core.baseUrl, toolsOfRoute });
   staged.install(app);
   // Discovery sees every route registered after this line (route table, OpenAPI, MCP tools).
   const routeTable = createRouteTable(app);
@@ -170,6 +174,19 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   identity.useDirectory({ onDescribed: (trx, id) => directory.directory.described(trx, id), syntheticProfiles: () => directory.directory.syntheticCount() });
   reputation.service.onScoreChange((trx, id, score, at) => directory.directory.scoreChanged(trx, id, score, at));
   await app.register(directory.routes);
+  // Declarations: consolidation policy, policy bindings, delegation, journal commitments, tool passports.
+  let delegable: Map<string, DelegableTool> | undefined;
+  const declarations = createDeclarationsModule({
+    database, clock, trust, baseUrl: config.core.baseUrl, verify: identity.verifySigned,
+    profile: async (id) => {
+      const agent = await identity.getAgent(id);
+      return agent ? { agentId: agent.agent_id, frozen: Number(agent.frozen) === 1 } : undefined;
+    },
+    // The tool definitions are derived once the app is ready (every route registered).
+    delegableTools: () => (delegable ??= delegableTools(toolCatalog.definitions())),
+    issueDelegatedKey: identity.issueDelegatedKey,
+  });
+  await app.register(declarations.routes);
   await app.register(trust.routes);
   // Embedder + vector index + outbox indexer, shared by memory, commons and blob search.
   const vectors = await createVectorRuntime({ config, database, clock, log: (msg, err) => app.log.warn({ err }, msg) });

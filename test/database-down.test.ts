@@ -1,6 +1,6 @@
 /**
  * PostgreSQL unreachable (down, restarting, refusing connections): routes answer 503
- * DATABASE_UNAVAILABLE with request_id (docs/api.md), not 500 INTERNAL_ERROR, and work again once
+ * DATABASE_UNAVAILABLE (the memory routes MEMORY_LEDGER_UNAVAILABLE) with request_id (docs/api.md), not 500 INTERNAL_ERROR, and work again once
  * the server is back. A TCP proxy in front of the database drops every connection while `down`.
  * PostgreSQL only: SQLite is a file in the process, never "unreachable".
  */
@@ -56,9 +56,13 @@ describe.skipIf(!pgOnly)('the database unreachable', () => {
       server.end();
     }
     try {
-      for (const [method, url, body] of [['GET', '/v1/me'], ['GET', '/v1/memory/lake'], ['PUT', '/v1/memory/lake', { value: 2 }]] as const) {
+      // The memory routes name it for what they read and write: the memory ledger (docs/memory.md).
+      for (const [method, url, body, code] of [
+        ['GET', '/v1/me', undefined, 'DATABASE_UNAVAILABLE'], ['GET', '/v1/memory/lake', undefined, 'MEMORY_LEDGER_UNAVAILABLE'],
+        ['PUT', '/v1/memory/lake', { value: 2 }, 'MEMORY_LEDGER_UNAVAILABLE'], ['GET', '/v1/memory', undefined, 'MEMORY_LEDGER_UNAVAILABLE'],
+      ] as const) {
         const r = await app.request(method, url, { token: agent.apiKey, ...(body ? { body } : {}) });
-        expect([r.status, r.body.error_code], `${method} ${url}`).toEqual([503, 'DATABASE_UNAVAILABLE']);
+        expect([r.status, r.body.error_code], `${method} ${url}`).toEqual([503, code]);
         expect(r.body.request_id).toEqual(expect.any(String));
         expect(JSON.stringify(r.body)).not.toContain('ECONNRESET');
       }

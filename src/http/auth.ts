@@ -44,7 +44,11 @@ export function authModeOf(request: FastifyRequest): AuthMode {
  * One onRequest hook enforces the route's declared auth mode; handlers read `request.auth`.
  * Unknown routes (404) are left to the not-found handler.
  */
-export function installAuth(app: FastifyInstance, deps: { authenticator: Authenticator; adminKey?: string; baseUrl?: string }): void {
+export function installAuth(app: FastifyInstance, deps: {
+  authenticator: Authenticator; adminKey?: string; baseUrl?: string;
+  /** The tools (MCP names) whose actions call a route (method, OpenAPI path): a delegated key's write_set is checked against them. */
+  toolsOfRoute?: (method: string, path: string) => readonly string[];
+}): void {
   // Absolute, like every other link svc hands out.
   const refused = () => invalidKey(deps.baseUrl ? `${deps.baseUrl}/v1/register` : undefined);
   app.addHook('onRequest', async (request) => {
@@ -70,6 +74,7 @@ export function installAuth(app: FastifyInstance, deps: { authenticator: Authent
       throw new ApiError(403, 'ROOT_KEY_REQUIRED', 'This route needs the root API key; a scoped key or session token does not suffice');
     }
     if (ctx.keyKind === 'scoped') scopeCheck(request, mode, ctx);
+    if (ctx.tools) writeSetCheck(request, ctx.tools, deps.toolsOfRoute);
     request.auth = ctx;
   });
 }
@@ -87,6 +92,20 @@ function scopeCheck(request: FastifyRequest, mode: AuthMode, ctx: AuthContext): 
     ? 'This route is not open to scoped keys: use the root API key or a passport session token'
     : `This scoped key does not grant ${scope}: create a key with that scope (POST /v1/me/keys) or use the root API key`,
   { required_scope: scope ?? null, key_scopes: ctx.scopes });
+}
+
+/**
+ * A delegated key uses only the tools of its write_set: a route that is an action of some tool must be
+ * an action of one of them (403 SCOPE_NOT_GRANTED naming the tools that would do); a route of no tool
+ * (the MCP endpoint, usage) follows the scope rules alone.
+ */
+function writeSetCheck(request: FastifyRequest, writeSet: string[], toolsOfRoute?: (method: string, path: string) => readonly string[]): void {
+  if (!toolsOfRoute) return;
+  const method = request.method === 'HEAD' ? 'GET' : request.method;
+  const tools = toolsOfRoute(method, (request.routeOptions.url ?? '').replace(/:([A-Za-z0-9_]+)/g, '{$1}'));
+  if (tools.length === 0 || tools.some((t) => writeSet.includes(t))) return;
+  throw new ApiError(403, 'SCOPE_NOT_GRANTED', `This delegated key may use only the tools of its write_set (${writeSet.join(', ')}); this route belongs to ${tools.join(', ')}`,
+    { required_scope: request.routeOptions.config?.scope ?? null, required_tools: [...tools], key_write_set: writeSet });
 }
 
 /** The authenticated agent of a 'key'/'root' route (the hook guarantees it). */

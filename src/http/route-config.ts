@@ -44,6 +44,8 @@ export interface AuthContext {
   ephemeral?: boolean;
   /** The ephemeral passport whose session token made the request. */
   ephemeralPassportId?: string;
+  /** A delegated key's write_set: it may use only routes of these tools (MCP tool names). */
+  tools?: string[];
 }
 
 declare module 'fastify' {

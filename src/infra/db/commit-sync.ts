@@ -50,6 +50,28 @@ export async function settled<T>(commits: Pick<CommitSync, 'unsynced' | 'durable
   return value;
 }
 
+/**
+ * Runs a transaction and, when it fails, throws the error of the work rather than one of the
+ * rollback: SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, I/O errors), and
+ * the ROLLBACK that follows ("cannot rollback - no transaction is active") would hide the cause.
+ */
+export async function keepingCause<T>(fn: (trx: Transaction<Database>) => Promise<T>, run: (f: (trx: Transaction<Database>) => Promise<T>) => Promise<T>): Promise<T> {
+  let cause: { error: unknown } | undefined;
+  try {
+    return await run(async (trx) => {
+      try {
+        return await fn(trx);
+      } catch (error) {
+        cause = { error };
+        throw error;
+      }
+    });
+  } catch (error) {
+    if (cause && error !== cause.error && /no transaction is active/i.test(String((error as Error | null)?.message))) throw cause.error;
+    throw error;
+  }
+}
+
 export function createCommitSync(
   db: Kysely<Database>,
   sqlite?: SQLite.Database,
@@ -59,7 +81,7 @@ export function createCommitSync(
   // PostgreSQL; or an in-memory SQLite database, which has no file to flush.
   if (!sqlite || sqlite.memory) {
     return {
-      transaction: (fn) => db.transaction().execute(fn),
+      transaction: (fn) => keepingCause(fn, (f) => db.transaction().execute(f)),
       durable: () => Promise.resolve(),
       unsynced: false,
       flushes: 0,
@@ -119,7 +141,7 @@ export function createCommitSync(
       return db.connection().execute(async (conn) => {
         deferred();
         try {
-          const out = await conn.transaction().execute(fn);
+          const out = await keepingCause(fn, (f) => conn.transaction().execute(f));
           committed++;
           return out;
         } finally {

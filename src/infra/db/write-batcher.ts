@@ -104,8 +104,14 @@ export function createWriteBatcher(commits: CommitSync, maxBatch = 256) {
             await sql`release savepoint svc_write`.execute(trx);
           } catch (error) {
             job.outcome = { ok: false, error };
-            await sql`rollback to savepoint svc_write`.execute(trx);
-            await sql`release savepoint svc_write`.execute(trx);
+            try {
+              await sql`rollback to savepoint svc_write`.execute(trx);
+              await sql`release savepoint svc_write`.execute(trx);
+            } catch {
+              // The transaction itself is gone (SQLite rolls back on SQLITE_FULL and I/O errors): the
+              // batch fails with this job's error, not the savepoint's.
+              throw error;
+            }
           }
         }
       });

@@ -79,6 +79,12 @@ export function memoryLedgerBlock({ table }: BlockContext) {
   return {
     model: 'append-only ledger per key; reads return the latest live value; delete appends a tombstone',
     public_version_listing: false,
+    versions: {
+      etag: 'GET and PUT /v1/memory/{key} answer the live version as a strong ETag: "<version>"',
+      if_match: 'PUT with If-Match: "<version>" (a list, or *) writes only over that live version; otherwise 409 MEMORY_LEDGER_VERSION_CONFLICT with current_version, and nothing is written or counted',
+      conflict_error: { status: 409, error_code: 'MEMORY_LEDGER_VERSION_CONFLICT' },
+    },
+    unavailable_error: { status: 503, error_code: 'MEMORY_LEDGER_UNAVAILABLE', when: 'the ledger cannot be read or written (PostgreSQL out of reach, SQLite unable to write its file); other routes answer DATABASE_UNAVAILABLE' },
     key: boundsOf(key) ?? null,
     max_value_bytes: MAX_VALUE_BYTES,
     max_ttl_seconds: MAX_TTL_SECONDS,

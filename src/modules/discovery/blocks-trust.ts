@@ -5,7 +5,12 @@
  * endpoint lists come from the live route table, so a block lists only what this instance serves.
  */
 import { ALL_CAPABILITIES } from '../identity/passport-view';
-import { PASSPORT_CHALLENGE_SCHEME } from '../../lib/signing';
+import { CONSOLIDATION_AMEND_SCHEME, PASSPORT_CHALLENGE_SCHEME, POLICY_BINDING_AMEND_SCHEME } from '../../lib/signing';
+import { CONSOLIDATION_TEMPLATE_ID, consolidationParamsJsonSchema } from '../declarations/consolidation-params';
+import { DELEGATION_DEFAULT_EXPIRES_IN, DELEGATION_EXPIRES_MAX, DELEGATION_EXPIRES_MIN, WRITE_SET_MAX } from '../declarations/delegation';
+import { ATTESTATION_CLIENT_MAX, ATTESTATION_SOURCES, JOURNAL_LABEL } from '../declarations/journal';
+import { BINDING_TYPES, MAX_ALLOWED_TOOLS, TOOL_NAME_PATTERN } from '../declarations/policies';
+import { MAX_ACTIVE_TOOLS, RISK_CLASSES } from '../declarations/tools';
 import { MAX_ACTIVE_EPHEMERAL_PASSPORTS, ROTATION_GRACE_SECONDS } from '../identity/passport-lifecycle';
 import { EPHEMERAL_TTL_MAX, EPHEMERAL_TTL_MIN } from '../identity/schemas';
 import {
@@ -58,22 +63,50 @@ export function covenantBlock({ table }: BlockContext) {
   };
 }
 
+/** How a signed amend is made (the bytes: docs/trust.md, "Signed requests"). */
+const signedAmend = (scheme: string, content: string) => ({
+  amend_scheme: scheme,
+  challenge: 'POST /v1/auth/passport/challenge {agent_id}: challenge_id and challenge_nonce (single use)',
+  signed_bytes: `UTF-8 lines joined by LF: ${scheme}, agent_id:<agent id>, challenge_id:<challenge_id>, nonce:<challenge_nonce>, content_sha256:<hex SHA-256 of the RFC 8785 (JCS) bytes of ${content}>`,
+  signature: 'passport_signature: base64 of the raw Ed25519 signature by the passport key',
+});
+
 export function consolidationPolicyBlock({ table }: BlockContext) {
   return {
-    template_id: 'consolidation-v1',
+    template_id: CONSOLIDATION_TEMPLATE_ID,
     params: ['schema_version', 'compression', 'weighting', 'fade_rules', 'declared_at'],
-    amend_scheme: 'svc.consolidation.amend.v1',
+    params_schema: consolidationParamsJsonSchema(),
+    params_rules: [
+      'weighting: the four weights sum to 1',
+      'compression.target_ratio is 1 when compression.strategy is none',
+      'fade_rules: at most one rule per (importance, action); for one importance, compress < archive < forget in after_days',
+      'declared_at is set by svc when the amend is recorded (params that carry it are refused)',
+    ],
+    ...signedAmend(CONSOLIDATION_AMEND_SCHEME, '{template_id, params}'),
+    amend_forbidden_when: 'the agent is frozen, or (custody) a recovery intent is open or the agent is in staged resurrection',
     engine: 'none: the policy is recorded only',
+    trust_log_kind: 'consolidation.amended',
     endpoints: endpointsMatching(table, /consolidation-policy/),
   };
 }
 
 export function policyBindingsBlock({ table }: BlockContext) {
   return {
-    binding_types: ['tool_allow_list'],
-    max_allowed_tools: 32,
-    amend_scheme: 'svc.policy_binding.amend.v1',
+    binding_types: [...BINDING_TYPES],
+    max_allowed_tools: MAX_ALLOWED_TOOLS,
+    tool_name_pattern: TOOL_NAME_PATTERN,
+    ...signedAmend(POLICY_BINDING_AMEND_SCHEME, '{binding_type, params}'),
     enforced_at: 'POST /v1/agents/{parent_agent_id}/delegate (POLICY_BINDING_WRITE_SET_EXCEEDED)',
+    integrity: 'each read and each delegation checks the stored binding against the hash its trust log entry recorded (POLICY_BINDING_CORRUPT)',
+    delegation: table.find('POST', '/v1/agents/{parent_agent_id}/delegate') ? {
+      who: 'the parent itself: its root key or a passport session (scoped keys cannot delegate)',
+      write_set: `1 to ${WRITE_SET_MAX} svc tool names (MCP names, e.g. svc_memory)`,
+      key: 'a scoped key holding the capability scopes of the write_set\'s routes; every route of another tool is refused (403 SCOPE_NOT_GRANTED with required_tools), over HTTP and MCP',
+      expires_in_seconds: { minimum: DELEGATION_EXPIRES_MIN, maximum: DELEGATION_EXPIRES_MAX, default: DELEGATION_DEFAULT_EXPIRES_IN },
+      counts_towards: 'the parent\'s 50 active scoped keys (listed and revoked at /v1/me/keys)',
+      trust_log_kinds: ['key.created', 'delegation.issued'],
+    } : null,
+    trust_log_kind: 'policy_binding.amended',
     endpoints: endpointsMatching(table, /policy-bindings|\/delegate$/),
   };
 }
@@ -95,8 +128,12 @@ export function journalBlock({ table }: BlockContext) {
   return {
     commitment: 'base64 of exactly 32 bytes: SHA-256 over "svc:sealed-journal:v1\\n" + agent id + "\\n" + your local material, computed on the client',
     commitment_hash: boundsOf(hash) ?? null,
-    attestation_sources: ['mcp_v163', 'langgraph_v163', 'api_v163'],
-    stored: 'digest only',
+    label: JOURNAL_LABEL,
+    attestation: { fields: { source: [...ATTESTATION_SOURCES], client: `optional, 1 to ${ATTESTATION_CLIENT_MAX} characters (self-declared)` } },
+    attestation_sources: [...ATTESTATION_SOURCES],
+    stored: 'digest only: a body carrying anything but commitment_hash and commit_attestation is refused (JOURNAL_PREIMAGE_FORBIDDEN)',
+    duplicates: 'one commitment per (agent, digest): JOURNAL_COMMITMENT_DUPLICATE',
+    proof: 'each commitment is a trust log entry (kind journal.committed); its log_index and GET /v1/trust/log/proof/inclusion prove when it was committed',
     endpoints: endpointsMatching(table, /journal/),
   };
 }
@@ -140,6 +177,14 @@ export function trustBlock({ table, config, trustLog }: BlockContext) {
       sponsor_must_be_staked: true, rings: 'every sponsorship on a cycle is flagged when it closes and confers nothing',
     },
     slash_split: { ...SLASH_SPLIT, remainder: 'burned', sponsor_share_rounding: 'down to the unit (0.0001 USD)' },
+    tool_passports: table.find('POST', '/v1/me/tools') ? {
+      did_scheme: 'did:svc:tool:<tool_id>',
+      risk_classes: [...RISK_CLASSES],
+      declared_not_verified: ['risk_class', 'model_provenance_hash', 'model_provenance_label'],
+      key: 'optional Ed25519 public key (PEM SPKI or base64 of the raw 32 bytes); rotate replaces it, revoke ends the passport; svc never sees a private key',
+      max_active_per_agent: MAX_ACTIVE_TOOLS,
+      trust_log_kinds: ['tool.registered', 'tool.rotated', 'tool.revoked'],
+    } : null,
     endpoints: endpointsMatching(table, /(vouch|stake|sponsor|reputation|interaction|\/v1\/tools|\/v1\/me\/tools|approval-events)/),
   };
 }

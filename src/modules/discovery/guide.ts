@@ -37,7 +37,9 @@ const STEPS: { group: string; steps: Step[] }[] = [
   ] },
   { group: 'memory', steps: [
     { step: 'store', why: 'Save JSON under a key (one path segment; use . or :).', method: 'PUT', path: '/v1/memory/project.notes', headers: KEY, body: { value: { summary: 'what I learned' }, importance: 'high', source: 'search' } },
-    { step: 'retrieve', why: 'Read the latest live value.', method: 'GET', path: '/v1/memory/project.notes', headers: KEY },
+    { step: 'retrieve', why: 'Read the latest live value; its ETag is the live version.', method: 'GET', path: '/v1/memory/project.notes', headers: KEY },
+    { step: 'update safely', why: 'Write only over the version you read (If-Match: the ETag); another writer in between gives 409 MEMORY_LEDGER_VERSION_CONFLICT instead of a lost update.', method: 'PUT', path: '/v1/memory/project.notes',
+      headers: { ...KEY, 'if-match': '"<version from the ETag>"' }, body: { value: { summary: 'what I learned, revised' } } },
     { step: 'list', why: 'Metadata of your keys (no values).', method: 'GET', path: '/v1/memory', query: { prefix: 'project.', per_page: 50 }, headers: KEY },
     { step: 'stats', why: 'Write quota and storage used.', method: 'GET', path: '/v1/memory/stats', headers: KEY },
     { step: 'context', why: 'Reload the most important, most recent memories at the start of a session.', method: 'GET', path: '/v1/memory/context', query: { limit: 10 }, headers: KEY },
@@ -54,6 +56,22 @@ const STEPS: { group: string; steps: Step[] }[] = [
     { step: 'sponsor', why: 'Answer for another agent with your stake (at most 5 wards): it becomes sponsored; a slash of your ward takes a quarter of the amount from you too. Rings of sponsorships confer nothing.', method: 'POST', path: '/v1/agents/<agent_id>/sponsor/<ward_agent_id>', headers: KEY },
     { step: 'unstake', why: 'After the 30-day lock: 7 days of cooling (no longer staked), then the credit returns to your balance.', method: 'POST', path: '/v1/agents/passport/unstake', headers: KEY },
     { step: 'verify the log', why: 'Check that a rating is in the signed log: its inclusion proof against the latest checkpoint.', method: 'GET', path: '/v1/trust/log/proof/inclusion', query: { index: '<log_index>', tree_size: '<size of the checkpoint>' } },
+  ] },
+  { group: 'declarations', steps: [
+    { step: 'commit a journal', why: 'Commit the SHA-256 of "svc:sealed-journal:v1" LF your agent id LF your journal; only the digest is sent, and its log index proves when.', method: 'POST', path: '/v1/me/journal/commit', headers: KEY,
+      body: { commitment_hash: '<base64 of the 32-byte digest>', commit_attestation: { source: 'api_v163', client: 'my-agent/1.0' } } },
+    { step: 'register a tool', why: 'Give a tool you run a public passport (did:svc:tool:<tool_id>); risk class and model provenance are declared, not verified.', method: 'POST', path: '/v1/me/tools', headers: KEY,
+      body: { name: 'pdf.summarise', description: 'Summarises PDF files', public_key: '<the tool\'s Ed25519 public key>', risk_class: 'low' } },
+    { step: 'bind a tool allow list', why: 'Limit what you may ever delegate; signed with your passport key over a fresh challenge (scheme svc.policy_binding.amend.v1).', method: 'POST', path: '/v1/me/policy-bindings/amend', headers: KEY,
+      body: { binding_type: 'tool_allow_list', params: { allowed_tools: ['svc_memory', 'svc_search'] }, challenge_id: '<challenge_id>', passport_signature: '<base64 signature>' } },
+    { step: 'delegate', why: 'A scoped key for a sub-agent, limited to the tools of its write_set and expiring.', method: 'POST', path: '/v1/agents/<agent_id>/delegate', headers: KEY,
+      body: { write_set: ['svc_memory'], label: 'summariser', expires_in: 3600 } },
+    { step: 'declare a consolidation policy', why: 'Record how your memory would be consolidated (svc records it only); signed like the allow list (scheme svc.consolidation.amend.v1).', method: 'POST', path: '/v1/me/consolidation-policy/amend', headers: KEY,
+      body: {
+        template_id: 'consolidation-v1',
+        params: { schema_version: 1, compression: { strategy: 'summarize', target_ratio: 0.25, min_age_days: 7 }, weighting: { recency: 0.4, importance: 0.3, access_frequency: 0.2, confidence: 0.1 }, fade_rules: [{ importance: 'low', after_days: 180, action: 'forget' }] },
+        challenge_id: '<challenge_id>', passport_signature: '<base64 signature>',
+      } },
   ] },
   { group: 'blobs', steps: [
     { step: 'upload', why: 'Store bytes; the blob_id is content-addressed.', method: 'PUT', path: '/v1/blobs', headers: { ...KEY, 'content-type': 'application/pdf' }, raw_body: '<the file bytes>' },

@@ -55,8 +55,8 @@ export function errorCodesOf(r: RouteInfo): Codes {
   if (r.body) { add(m, 400, 'INVALID_JSON'); add(m, 413, 'PAYLOAD_TOO_LARGE'); add(m, 415, 'UNSUPPORTED_MEDIA_TYPE'); }
   if (r.params) { add(m, 400, 'BAD_REQUEST'); add(m, 414, 'URI_TOO_LONG'); }
   add(m, 500, 'INTERNAL_ERROR');
-  // On PostgreSQL, the server out of reach (docs/api.md).
-  add(m, 503, 'DATABASE_UNAVAILABLE');
+  // On PostgreSQL, the server out of reach (docs/api.md); the memory routes name it MEMORY_LEDGER_UNAVAILABLE.
+  if (!m.get(503)?.has('MEMORY_LEDGER_UNAVAILABLE')) add(m, 503, 'DATABASE_UNAVAILABLE');
   return m;
 }
 

@@ -75,7 +75,7 @@ export const TOOL_SPECS: ToolSpec[] = [
     ],
   },
   {
-    id: 'trust', description: 'Trust layer: the public directory, reputation history, agent cards, skill vouching, stake and sponsorship, interaction ratings, and the verifiable trust log (entries and proofs).',
+    id: 'trust', description: 'Trust layer: the public directory, reputation history, agent cards, skill vouching, stake and sponsorship, interaction ratings, the verifiable trust log (entries and proofs), consolidation policy and policy bindings (passport-signed amends), delegation of tool-limited keys, journal commitments and tool passports.',
     actions: [
       a('directory', 'GET', '/v1/agents'), a('reputation_history', 'GET', '/v1/agents/{agent_id}/reputation/history'),
       a('agent_card', 'GET', '/v1/agents/{agent_id}/agent-card'), a('vouch', 'POST', '/v1/agents/{target_agent_id}/vouch'),
@@ -85,6 +85,14 @@ export const TOOL_SPECS: ToolSpec[] = [
       a('rate_interaction', 'POST', '/v1/feedback/interaction'),
       a('log_entries', 'GET', '/v1/trust/log/entries'), a('log_inclusion_proof', 'GET', '/v1/trust/log/proof/inclusion'),
       a('log_consistency_proof', 'GET', '/v1/trust/log/proof/consistency'),
+      a('consolidation_policy', 'GET', '/v1/me/consolidation-policy'), a('agent_consolidation_policy', 'GET', '/v1/agents/{agent_id}/consolidation-policy'),
+      a('amend_consolidation_policy', 'POST', '/v1/me/consolidation-policy/amend'),
+      a('policy_bindings', 'GET', '/v1/me/policy-bindings'), a('agent_policy_bindings', 'GET', '/v1/agents/{agent_id}/policy-bindings'),
+      a('amend_policy_binding', 'POST', '/v1/me/policy-bindings/amend'), a('delegate', 'POST', '/v1/agents/{parent_agent_id}/delegate'),
+      a('journal_commit', 'POST', '/v1/me/journal/commit'), a('journal_commitments', 'GET', '/v1/me/journal/commitments'),
+      a('agent_journal_commitments', 'GET', '/v1/agents/{agent_id}/journal/commitments'),
+      a('register_tool', 'POST', '/v1/me/tools'), a('rotate_tool', 'POST', '/v1/me/tools/{tool_id}/rotate'),
+      a('revoke_tool', 'POST', '/v1/me/tools/{tool_id}/revoke'), a('tool_passport', 'GET', '/v1/tools/{tool_id}/passport'),
     ],
   },
   { id: 'blob-upload', description: 'Upload bytes as a content-addressed blob (base64 in, blob_id out).', actions: [BLOB_ACTIONS.upload] },
@@ -100,6 +108,16 @@ export const TOOL_SPECS: ToolSpec[] = [
 ];
 
 export const toolName = (id: string): string => `svc_${id.replace(/-/g, '_')}`;
+
+const routeTools = new Map<string, string[]>();
+for (const spec of TOOL_SPECS) {
+  for (const x of spec.actions) {
+    const k = `${x.method} ${x.path}`;
+    routeTools.set(k, [...(routeTools.get(k) ?? []), toolName(spec.id)]);
+  }
+}
+/** The tools (MCP names) with an action that calls this route (method, OpenAPI path); empty for a route of no tool. */
+export const toolsOfRoute = (method: string, path: string): readonly string[] => routeTools.get(`${method.toUpperCase()} ${path}`) ?? [];
 export const toolFile = (id: string): string => `svc-${id}.json`;
 
 /** A tool this instance serves: at least one of its actions' routes is in the live table (as the live MCP endpoint lists). */

@@ -106,6 +106,7 @@ export function createKeys(deps: KeysDeps) {
         tier: row.tier,
         createdAt: row.agent_created_at,
         ...(row.ephemeral_passport_id ? { ephemeral: true, ephemeralPassportId: row.ephemeral_passport_id } : {}),
+        ...(row.tools ? { tools: JSON.parse(row.tools) as string[] } : {}),
       };
       authCache.set(token, { ctx, expiresAt }, now, generation);
       return ctx;

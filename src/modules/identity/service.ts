@@ -19,6 +19,7 @@ import { createCustodyPort } from './custody-port';
 import { createCustodyStore } from './custody-store';
 import { publicPassport, verifiedCapabilities } from './passport-view';
 import { createPassportSignatures } from './signatures';
+import { createDelegatedKeys } from './delegated-keys';
 import type { IdentityStore, NewAgent } from './store';
 import { affiliationOf, externalUrlProblem } from './validation';
 
@@ -119,13 +120,21 @@ export function createIdentityService(deps: IdentityDeps) {
     return { referrer_agent_id: referrer.agent_id, status: 'deferred', reason: null };
   }
 
+  const verifySigned = createPassportSignatures({ store, clock });
+
   return {
     ...keys,
+
+    /** Verifies a signed request (a passport signature over scheme X for challenge Y): signatures.ts. */
+    verifySigned,
+
+    /** Issues the scoped key of a delegation (the declarations module): delegated-keys.ts. */
+    issueDelegatedKey: createDelegatedKeys({ store, clock, onKeyEvent: deps.onKeyEvent }),
 
     /** The narrow interface of the custody module (covenants, recovery, custody transfer): custody-port.ts. */
     custody: createCustodyPort({
       store, custodyStore: createCustodyStore(store.db), clock, challengeTtlSeconds: deps.challengeTtlSeconds, maxOpenChallenges: MAX_OPEN_CHALLENGES,
-      verifySigned: createPassportSignatures({ store, clock }), forgetCachedTokens: () => keys.forgetCachedTokens(), onKeyEvent: deps.onKeyEvent,
+      verifySigned, forgetCachedTokens: () => keys.forgetCachedTokens(), onKeyEvent: deps.onKeyEvent,
     }),
 
     async register(input: RegisterInput) {

@@ -18,6 +18,8 @@ export interface KeyLookup {
   agent_id: string;
   kind: string;
   scopes: string;
+  /** A delegated key's write_set (JSON array of tool names); null otherwise. */
+  tools: string | null;
   expires_at: number | null;
   tier: string;
   status: string;
@@ -45,7 +47,7 @@ export function createIdentityStore(db: Kysely<Database>, sqlite?: SQLite.Databa
     .leftJoin('passports as p', 'p.agent_id', 'k.agent_id')
     .leftJoin('passport_rotations as r', 'r.agent_id', 'k.agent_id')
     .select([
-      'k.agent_id', 'k.kind', 'k.scopes', 'k.expires_at', 'a.tier', 'a.status',
+      'k.agent_id', 'k.kind', 'k.scopes', 'k.tools', 'k.expires_at', 'a.tier', 'a.status',
       'a.created_at as agent_created_at', 'p.revoked_at as passport_revoked_at',
       'k.passport_key_version', 'k.ephemeral_passport_id', 'r.key_version as current_key_version', 'r.grace_until as rotation_grace_until',
     ])

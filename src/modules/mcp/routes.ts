@@ -68,7 +68,7 @@ export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog; a
       else void handleError(err, request, reply);
     },
   }, async (request, reply) => {
-    const server = createMcpServer(deps.root, deps.catalog, request.headers.authorization);
+    const server = createMcpServer(deps.root, deps.catalog, request.headers.authorization, request.auth?.tools);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const origin = allowedOrigin(request);
     if (origin) for (const [k, v] of Object.entries(corsHeaders(origin))) reply.raw.setHeader(k, v);

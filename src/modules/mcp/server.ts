@@ -22,7 +22,8 @@ const LenientCallToolRequest = CallToolRequestSchema.extend({
   params: CallToolRequestSchema.shape.params.catch((ctx) => ctx.value as never),
 });
 
-export function createMcpServer(app: FastifyInstance, catalog: ToolCatalog, authorization?: string): Server {
+/** `writeSet`: the tools a delegated key may call (its write_set); a call of another tool is refused as the routes refuse it. */
+export function createMcpServer(app: FastifyInstance, catalog: ToolCatalog, authorization?: string, writeSet?: string[]): Server {
   const server = new Server({ name: 'svc', version: SVC_VERSION }, { capabilities: { tools: {} } });
   const served = () => catalog.definitions().filter((d) => d.available);
 
@@ -38,6 +39,11 @@ export function createMcpServer(app: FastifyInstance, catalog: ToolCatalog, auth
     const def = served().find((d) => d.name === request.params.name);
     // An unknown tool is a protocol error (MCP, Tools: error handling), not a failed call.
     if (!def) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name} (tools/list names the tools this instance serves)`);
+    // Two tools may share a route (svc_blob and svc_blob_upload): the route lets either through, the tool's name decides here.
+    if (writeSet && !writeSet.includes(def.name)) {
+      const refusal = { error_code: 'SCOPE_NOT_GRANTED', message: `This delegated key may use only the tools of its write_set (${writeSet.join(', ')}), not ${def.name}`, required_tools: [def.name], key_write_set: writeSet };
+      return { isError: true, content: [{ type: 'text' as const, text: JSON.stringify(refusal) }] };
+    }
     return callTool(app, def, (request.params.arguments ?? {}) as Record<string, unknown>, authorization);
   });
   return server;

@@ -16,6 +16,7 @@ import type { Counters, EntryRow, MemoryStore } from './store';
 import { utcMonth } from '../../lib/utc';
 import { usageOf } from './usage';
 import { trimBlank } from '../../lib/text';
+import { meets, versionConflict, type VersionPrecondition } from './ledger';
 
 export interface MemoryServiceDeps {
   store: MemoryStore;
@@ -96,7 +97,8 @@ export function createMemoryService(deps: MemoryServiceDeps) {
   return {
     usage,
 
-    async put(caller: Caller, key: string, input: PutInput) {
+    /** `precondition`: an If-Match the live version must meet (ledger.ts), checked in the write's transaction. */
+    async put(caller: Caller, key: string, input: PutInput, precondition?: VersionPrecondition) {
       const { json, bytes } = serializeValue(input.value);
       if (json === undefined) throw new ApiError(422, 'VALIDATION_FAILED', 'value must be JSON', { field: 'body.value' });
       if (bytes > MAX_VALUE_BYTES) {
@@ -120,7 +122,10 @@ export function createMemoryService(deps: MemoryServiceDeps) {
         source: input.source ?? null, confidence: input.confidence ?? 1, derivedStart: d?.start_version ?? null,
         derivedEnd: d?.end_version ?? null, expiresAt: input.ttl ? now + input.ttl * 1000 : null, now,
       }, month, tier.memoryWritesPerMonth, (prev, c) => {
-        const replaced = prev?.state === 'live' && (prev.expires_at === null || prev.expires_at > now) ? prev.size_bytes : 0;
+        const live = prev?.state === 'live' && (prev.expires_at === null || prev.expires_at > now) ? prev : undefined;
+        const liveVersion = live ? Number(live.version) : undefined;
+        if (precondition && !meets(precondition, liveVersion)) throw versionConflict(key, precondition, liveVersion);
+        const replaced = live ? live.size_bytes : 0;
         refuseOverCaps(tier, c, bytes, replaced, true);
       }, {
         charge: deps.meter ? (trx) => deps.meter!.chargeWrite(trx, caller.agentId, caller.tier) : undefined,
@@ -144,12 +149,17 @@ export function createMemoryService(deps: MemoryServiceDeps) {
      * goes into the answer as it is: no JSON.parse and re-serialization of up to 512 KB per read.
      */
     async get(caller: Caller, key: string): Promise<string> {
+      return (await this.getEntry(caller, key)).json;
+    },
+
+    /** The GET response as JSON text and the live version (the route's ETag). */
+    async getEntry(caller: Caller, key: string): Promise<{ json: string; version: number }> {
       const now = clock.now();
       const found = await store.getWithCounters(caller.agentId, key, utcMonth(now), now);
       if (!found) throw new ApiError(404, 'MEMORY_KEY_NOT_FOUND', `No live value for key "${key}"`, { key });
       const r = found.entry;
       const rest = JSON.stringify({ ...entryMeta(r), usage: usageOf(found.counters, tierOf(caller.tier)) });
-      return `{"status":"success","key":${JSON.stringify(r.key)},"value":${r.value},${rest.slice(1)}`;
+      return { json: `{"status":"success","key":${JSON.stringify(r.key)},"value":${r.value},${rest.slice(1)}`, version: Number(r.version) };
     },
 
     async remove(caller: Caller, key: string) {

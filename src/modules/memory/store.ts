@@ -206,7 +206,7 @@ export function createMemoryStore({ db, sqlite, commits }: Pick<DatabaseHandle, 
       v: NewVersion,
       month: string,
       writeLimit: number | null,
-      check: (prev: Pick<MemoryHeadsTable, 'state' | 'size_bytes' | 'expires_at'> | undefined, c: Counters) => void,
+      check: (prev: Pick<MemoryHeadsTable, 'version' | 'state' | 'size_bytes' | 'expires_at'> | undefined, c: Counters) => void,
       hooks: { charge?: (trx: Trx) => Promise<C>; afterWrite?: (trx: Trx) => Promise<void> } = {},
     ): Promise<{ version: number; counters: Counters; outOfWrites: boolean; charged?: C }> {
       return batcher.submit(async (trx) => {

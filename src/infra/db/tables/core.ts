@@ -46,6 +46,8 @@ export interface ApiKeysTable {
   passport_key_version?: number | null;
   /** A session token of an ephemeral passport: that passport's id. */
   ephemeral_passport_id?: string | null;
+  /** A delegated key's write_set: JSON array of the tool names it may use (null: not limited to tools). */
+  tools?: string | null;
 }
 
 export interface PassportChallengesTable {
