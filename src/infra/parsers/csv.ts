@@ -23,6 +23,12 @@ type Chardet = typeof import('chardet');
 let iconv: IconvLite | undefined;
 const loadIconv = (): IconvLite => (iconv ??= require('iconv-lite') as IconvLite);
 
+/** Loads the libraries a CSV parse uses (a runner warming up before its first job). */
+export function preloadCsv(): void {
+  loadIconv();
+  require('chardet');
+}
+
 const sampleBytes = 64 * 1024;
 /** A single record longer than this is a broken file (e.g. an unclosed quote swallowing the rest). */
 const maxRecordChars = 4 * 1024 * 1024;

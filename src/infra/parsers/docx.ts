@@ -20,6 +20,12 @@ type Linkedom = typeof import('linkedom');
 let libs: { mammoth: Mammoth; linkedom: Linkedom } | undefined;
 const load = () => (libs ??= { mammoth: require('mammoth') as Mammoth, linkedom: require('linkedom') as Linkedom });
 
+/** Loads the libraries a DOCX parse uses (a runner warming up before its first job). */
+export function preloadDocx(): void {
+  load();
+  require('mammoth/lib/zipfile');
+}
+
 // Minimal DOM surface used here (linkedom's own types are loose).
 interface Node { nodeType: number; textContent: string | null; childNodes: ArrayLike<Node> }
 interface Element extends Node { tagName: string; children: ArrayLike<Element> }

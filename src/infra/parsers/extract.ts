@@ -5,10 +5,10 @@
  */
 import { assemble, type Extracted } from './assemble';
 import { Budget } from './budget';
-import { extractCsv } from './csv';
-import { extractDocx } from './docx';
-import { extractPdf } from './pdf';
-import { extractXlsx } from './xlsx';
+import { extractCsv, preloadCsv } from './csv';
+import { extractDocx, preloadDocx } from './docx';
+import { extractPdf, preloadPdf } from './pdf';
+import { extractXlsx, preloadXlsx } from './xlsx';
 import type { ParseKind, ParseLimits, ParseResult } from './types';
 
 export interface ParseJob {
@@ -17,6 +17,15 @@ export interface ParseJob {
   contentType: string;
   sizeBytes: number;
   limits: ParseLimits;
+}
+
+/**
+ * Loads every extractor's libraries, so that the first parse of a runner started ahead of need (a
+ * replacement kept warm by the pool) costs what a later one does. A failure here is not an error:
+ * the job that needs the library will report it.
+ */
+export async function preloadLibraries(): Promise<void> {
+  await Promise.allSettled([preloadPdf(), preloadXlsx(), Promise.resolve().then(preloadDocx), Promise.resolve().then(preloadCsv)]);
 }
 
 export async function extractDocument(job: ParseJob): Promise<ParseResult> {

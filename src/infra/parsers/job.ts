@@ -17,6 +17,8 @@ export type ReplyMessage =
   | { id: number; ok: true; serialized: SerializedParse }
   | { id: number; ok: false; failure: ReturnType<ParseFailure['toJSON']> };
 export type RunnerMessage = ReplyMessage | { ready: true };
+/** To a runner started ahead of need: load the libraries now, not on the first job. No reply. */
+export interface WarmMessage { warm: true }
 
 export async function answer({ id, job, output }: JobMessage): Promise<ReplyMessage> {
   try {

@@ -21,6 +21,11 @@ import { unescapeXml } from './ooxml';
 // (pdfjs.mjs).
 const load = loadPdfjs;
 
+/** Loads pdfjs (a runner warming up before its first job; a child's bootstrap already has). */
+export async function preloadPdf(): Promise<void> {
+  await load();
+}
+
 const packageDir = dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
 const assets = {
   // Trailing slashes matter: pdfjs appends file names.

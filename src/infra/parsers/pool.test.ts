@@ -90,3 +90,32 @@ test('owners take turns: an agent\'s parse waits for one runner to finish, not f
     await parser.close();
   }
 }, 30_000);
+
+test('a warm runner stays up through an idle spell, and one retired after its job count is replaced ahead of the next parse', async () => {
+  const { ParsePool } = await import('./pool');
+  const { resolveParseLimits } = await import('./types');
+  const path = join(dir, 'warm.csv');
+  writeFileSync(path, 'a,b\n1,2\n');
+  const job = { path, kind: 'csv' as const, contentType: 'text/csv', sizeBytes: 8, limits: resolveParseLimits({}) };
+  const until = async (check: () => boolean) => {
+    for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
+    return check();
+  };
+  const kept = new ParsePool({ isolation: 'thread', idleMs: 50 });
+  const cold = new ParsePool({ isolation: 'thread', idleMs: 50, keepWarm: 0 });
+  const recycled = new ParsePool({ isolation: 'thread', maxJobsPerWorker: 1 });
+  try {
+    expect(kept.size).toBe(0); // nothing starts before the first parse
+    await Promise.all([kept.run(job), cold.run(job)]);
+    await new Promise((r) => setTimeout(r, 300)); // several idle periods
+    expect(kept.size).toBe(1);
+    expect(await until(() => cold.size === 0)).toBe(true);
+
+    expect((await recycled.run(job)).rows).toEqual([['1', '2']]);
+    // Retired after its one job; a replacement comes up without a job asking for it.
+    expect(await until(() => recycled.size === 1)).toBe(true);
+    expect((await recycled.run(job)).rows).toEqual([['1', '2']]);
+  } finally {
+    await Promise.all([kept.close(), cold.close(), recycled.close()]);
+  }
+}, 30_000);

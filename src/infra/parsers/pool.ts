@@ -6,6 +6,12 @@
  * its job fails and a fresh runner takes the next one. Runners are reused after success or an
  * ordinary parse failure, retired after `maxJobsPerWorker` jobs or `idleMs` idle, and never keep
  * the process alive while idle.
+ *
+ * Warm runners: once the pool has run a parse, `keepWarm` runners (default 1) stay up however long
+ * the pool sits idle, and one retired after its job count or lost to a crash, a timeout or memory
+ * is replaced at once, in the background, by a runner that loads every library before any job
+ * arrives. The first parse after a quiet spell is then as fast as any other (a new runner's first
+ * parse cost 1.5–2.5 times a warm one's: process start, tsx, library loading, cold JIT).
  */
 import { ParseFailure } from './errors';
 import type { ParseJob } from './extract';
@@ -22,6 +28,8 @@ export interface PoolOptions {
   idleMs?: number;
   /** A runner is replaced after this many jobs, to give its memory back (default 100). */
   maxJobsPerWorker?: number;
+  /** Runners kept up while idle once the pool has parsed (default 1; 0: all retire after idleMs). */
+  keepWarm?: number;
 }
 
 interface Pending { job: ParseJob; output: 'object' | 'json'; owner: string; resolve(r: ParseResult | SerializedParse): void; reject(e: Error): void }
@@ -30,6 +38,8 @@ interface Slot {
   runner: Runner;
   memoryMb: number;
   jobs: number;
+  /** The runner came up (sent ready): only such a runner is replaced when it goes. */
+  started: boolean;
   current?: { id: number; pending: Pending; timer?: NodeJS.Timeout };
   idleTimer?: NodeJS.Timeout;
   gone: boolean;
@@ -52,12 +62,14 @@ export class ParsePool {
   private readonly concurrency: number;
   private readonly idleMs: number;
   private readonly maxJobsPerWorker: number;
+  private readonly keepWarm: number;
 
   constructor(options: PoolOptions = {}) {
     this.isolation = options.isolation ?? 'process';
     this.concurrency = Math.max(1, options.concurrency ?? 2);
     this.idleMs = options.idleMs ?? 30_000;
     this.maxJobsPerWorker = Math.max(1, options.maxJobsPerWorker ?? 100);
+    this.keepWarm = Math.min(this.concurrency, Math.max(0, options.keepWarm ?? 1));
   }
 
   /** `owner` (an agent id): the queue takes turns between owners, so one cannot keep another waiting behind its backlog. */
@@ -136,13 +148,37 @@ export class ParsePool {
   }
 
   private spawn(memoryMb: number): Slot {
-    const slot = { memoryMb, jobs: 0, gone: false } as Slot;
+    const slot = { memoryMb, jobs: 0, gone: false, started: false } as Slot;
     slot.runner = startRunner(this.isolation, { heapMb: memoryMb, rssMb: residentLimitMb(memoryMb) }, {
       onReply: (reply) => this.finish(slot, reply),
       onDeath: (failure) => this.forget(slot, failure),
     });
+    void slot.runner.ready.then(() => { slot.started = true; });
     this.slots.add(slot);
     return slot;
+  }
+
+  /**
+   * After a started runner went (retired after its job count, or died): while fewer than keepWarm
+   * runners are up and no job is waiting (a waiting job spawns its own), a replacement starts now
+   * and loads its libraries, idle and unref'd, so the next parse does not pay for its start-up.
+   */
+  private replace(gone: Slot): void {
+    if (this.closed || !gone.started || this.queue.length > 0 || this.slots.size >= this.keepWarm) return;
+    const slot = this.spawn(gone.memoryMb);
+    slot.runner.setBusy(false);
+    slot.runner.send({ warm: true });
+    this.idle(slot);
+  }
+
+  /** An idle runner retires after idleMs, unless it is one of the keepWarm kept up. */
+  private idle(slot: Slot): void {
+    clearTimeout(slot.idleTimer);
+    slot.idleTimer = setTimeout(() => {
+      if (slot.current || slot.gone) return;
+      if (this.slots.size > this.keepWarm) void this.retire(slot);
+    }, this.idleMs);
+    slot.idleTimer.unref();
   }
 
   private dispatch(slot: Slot, pending: Pending): void {
@@ -174,8 +210,7 @@ export class ParsePool {
     if (broken || slot.jobs >= this.maxJobsPerWorker || this.closed) void this.retire(slot);
     else {
       slot.runner.setBusy(false);
-      slot.idleTimer = setTimeout(() => void this.retire(slot), this.idleMs);
-      slot.idleTimer.unref();
+      this.idle(slot);
     }
     this.pump();
   }
@@ -197,6 +232,6 @@ export class ParsePool {
       clearTimeout(current.timer);
       current.pending.reject(failure);
     }
-    if (!this.closed) queueMicrotask(() => this.pump());
+    if (!this.closed) queueMicrotask(() => { this.pump(); this.replace(slot); });
   }
 }

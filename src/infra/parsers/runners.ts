@@ -17,14 +17,14 @@ import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import { spawnTsWorker } from '../../lib/worker';
 import { ParseFailure } from './errors';
-import type { JobMessage, ReplyMessage, RunnerMessage } from './job';
+import type { JobMessage, ReplyMessage, RunnerMessage, WarmMessage } from './job';
 
 export type Isolation = 'process' | 'thread';
 
 export interface Runner {
   /** Resolves once the runner can take jobs (start-up is not charged to a job's timeout). */
   readonly ready: Promise<void>;
-  send(msg: JobMessage): void;
+  send(msg: JobMessage | WarmMessage): void;
   /** Busy runners keep the event loop alive and are watched; idle ones do neither. */
   setBusy(busy: boolean): void;
   kill(): Promise<void>;

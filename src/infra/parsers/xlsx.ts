@@ -29,6 +29,12 @@ type NumFmt = typeof import('numfmt');
 // numfmt ships ESM only (its CommonJS entry is missing from the package): loaded once, on first use.
 let numfmt: Promise<NumFmt> | undefined;
 const loadNumfmt = () => (numfmt ??= import('numfmt'));
+
+/** Loads the libraries an XLSX parse uses (a runner warming up before its first job). */
+export async function preloadXlsx(): Promise<void> {
+  load();
+  await loadNumfmt();
+}
 interface StreamSheet extends AsyncIterable<StreamRow> { id: number | string; name?: string; state?: string }
 
 export async function extractXlsx(path: string, budget: Budget): Promise<Extracted> {
