@@ -68,6 +68,15 @@ const REDACT = [
   '*.api_key', '*.private_key', '*.session_token', '*.client_secret', '*.password',
 ];
 
+/**
+ * Readable log lines for a terminal (pino-pretty in pino's worker thread), JSON lines otherwise;
+ * `auto` decides by whether standard output is a terminal.
+ */
+function prettyLogs(format: 'auto' | 'pretty' | 'json') {
+  if (format === 'json' || (format === 'auto' && !process.stdout.isTTY)) return {};
+  return { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,reqId', singleLine: true } } };
+}
+
 /** Composition root: builds adapters and services, then registers each module's routes. */
 export async function buildApp(opts: AppOptions): Promise<App> {
   const { config } = opts;
@@ -76,6 +85,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     ? false
     : {
       level: config.core.logLevel, redact: { paths: REDACT, censor: '[redacted]' }, serializers: { req: requestSerializer },
+      ...prettyLogs(config.core.logFormat),
       ...(typeof opts.logger === 'object' ? opts.logger : {}),
     };
 

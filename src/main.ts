@@ -1,7 +1,7 @@
 import { buildApp } from './app';
 import { lockDataDir } from './cli/data-dir-lock';
 import { startupFailure } from './cli/startup-failure';
-import { loadConfig } from './config';
+import { loadConfig, type Config } from './config';
 
 async function main(): Promise<void> {
   let config;
@@ -20,7 +20,8 @@ async function main(): Promise<void> {
   }
   let address: string;
   try {
-    address = await app.listen({ host: config.core.host, port: config.core.port });
+    // Fastify logs this line itself (once per address it listens on).
+    address = await app.listen({ host: config.core.host, port: config.core.port, listenTextResolver: (at) => listeningLine(at, config!) });
   } catch (e) {
     // A port in use (another service listens there): say so, and let go of the
     // database and background work that buildApp started.
@@ -30,6 +31,11 @@ async function main(): Promise<void> {
     lock?.release();
     process.exit(1);
   }
+  // The "up" and "stopped" lines: in the log when it shows info, else on standard output.
+  const say = (line: string) => {
+    if (infoLogged(config)) app.log.info(line);
+    else process.stdout.write(`${line}\n`);
+  };
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -38,14 +44,27 @@ async function main(): Promise<void> {
     // close(): stops accepting, waits for in-flight requests, then runs onClose hooks (database).
     const force = setTimeout(() => process.exit(1), 30_000);
     force.unref();
-    app.close().then(() => { lock?.release(); process.exit(0); }, () => { lock?.release(); process.exit(1); });
+    const stopped = (code: number) => {
+      lock?.release();
+      say(code === 0 ? 'svc stopped' : 'svc stopped after an error while closing');
+      // Exit once the log is out: pretty lines go through pino's worker thread, which exit alone would cut off.
+      const log = app.log as unknown as { flush?: (done: () => void) => void };
+      if (log.flush) log.flush(() => process.exit(code));
+      else process.exit(code);
+    };
+    app.close().then(() => stopped(0), () => stopped(1));
   };
   // Handlers before the line that says svc is up: a supervisor (or a test) that stops svc as soon as
   // it reads that line must reach shutdown, not the default action that ends the process at once.
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  app.log.info(`svc listening on ${address} (database: ${config.core.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.core.dataDir}`})`);
-  process.stdout.write(`svc listening on ${address}\n`);
+  if (!infoLogged(config)) process.stdout.write(`${listeningLine(address, config)}\n`);
 }
+
+const infoLogged = (config: Config) => ['info', 'debug', 'trace'].includes(config.core.logLevel);
+
+/** The line that says svc is up (supervisors and scripts wait for it). */
+const listeningLine = (address: string, config: Config) =>
+  `svc listening on ${address} (database: ${config.core.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.core.dataDir}`})`;
 
 void main();

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Config } from '../config';
 import type { Clock } from '../lib/clock';
@@ -38,7 +39,7 @@ export function createEnvelopeBuilder(
   communityStats: () => Promise<CommunityStats>,
 ): EnvelopeBuilder {
   const base = config.baseUrl;
-  const servedBy = config.instanceId ?? `${hostname()}:${process.pid}`;
+  const servedBy = config.instanceId === 'host' ? `${hostname()}:${process.pid}` : config.instanceId ?? `svc-${randomBytes(4).toString('hex')}`;
   let cached: { at: number; value: Promise<CommunityStats> } | undefined;
   const community = (): Promise<CommunityStats> => {
     const now = clock.now();
