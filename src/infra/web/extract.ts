@@ -323,7 +323,9 @@ function withoutMetaLines(text: string, meta: PageMeta): string {
   const kept: string[] = [];
   lines.forEach((line, i) => {
     const t = line.trim();
-    if (t.length > 0 && t.length <= 120 && !/[.!?;]$/.test(t)) {
+    // Code and logs (`2024-03-05 12:00:01 INFO started`, `by(x) = ...`) are never meta lines.
+    const code = /[{}()[\];=<>$`\\]/.test(t) || /^\d{4}-\d{2}-\d{2}[T ]?\S*\s+\S+\s+\S/.test(t) || t.includes('\t');
+    if (t.length > 0 && t.length <= 120 && !/[.!?;]$/.test(t) && !code) {
       const words = t.split(/\s+/).length;
       if (BYLINE_LINE.test(t) && words <= 14) {
         if (!meta.byline && i < 8) meta.byline = cleanByline(t) || null;

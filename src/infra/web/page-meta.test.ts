@@ -122,3 +122,11 @@ describe('text and title rules found on the article corpus', () => {
     expect(out.text).not.toContain('annual report');
   });
 });
+
+test('log and code lines with dates stay in the text (a <pre> is never a date line)', () => {
+  const out = extractHtml(page('<title>Server log</title>', `<pre>2024-03-05 12:00:01 INFO server started
+2024-03-05 12:00:02 WARN cache cold
+Mon Mar 04 2024 build 812 ok</pre><p>Posts: the server writes one line per event</p>`));
+  expect(out.text).toContain('2024-03-05 12:00:01 INFO server started');
+  expect(out.text).toContain('2024-03-05 12:00:02 WARN cache cold');
+});
