@@ -57,6 +57,8 @@ describe('stake', () => {
     expect((await t.request('GET', `/v1/agents/${a.agentId}/passport`)).body.passport.trust_levels).toContain('staked');
     const b = await billing(a);
     expect(b).toMatchObject({ credits_remaining_usd: '5.0000', credits_staked_usd: '10.0000' });
+    // GET /v1/usage agrees with GET /v1/billing.
+    expect((await t.request('GET', '/v1/usage', { token: a.apiKey })).body).toMatchObject({ credits_remaining_usd: '5.0000', credits_staked_usd: '10.0000' });
     // A metered call's _svc.usage shows staked credit apart from spendable credit.
     const put = await t.request('PUT', '/v1/memory/k1', { token: a.apiKey, body: { value: 1 } });
     expect(put.body._svc.usage).toMatchObject({ credits_remaining_usd: '5.0000', credits_staked_usd: '10.0000' });

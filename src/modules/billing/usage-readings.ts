@@ -8,6 +8,7 @@ import type { Database } from '../../infra/db/schema';
 import type { Clock } from '../../lib/clock';
 import { effectiveTier } from '../../lib/tiers';
 import type { MeterReadings, MeterTerms } from '../usage/ports';
+import { stakeAccount } from './account';
 import { balanceOf } from './ledger-store';
 import { dailyRows, freeUsed } from './meter-store';
 import { ACTION_PRICE, FLOOR_WINDOW_MS, FREE_FLOORS } from './pricing';
@@ -31,6 +32,10 @@ export function billingReadings(db: Kysely<Database>, clock: Clock, settle: (age
     async balanceUnits(agentId) {
       await settle(agentId);
       return (await balanceOf(db, agentId, clock.now())).units;
+    },
+    async stakedUnits(agentId) {
+      await settle(agentId);
+      return (await balanceOf(db, stakeAccount(agentId), clock.now())).units;
     },
     async searchCounts(agentId, fromDay, toDay) {
       await settle(agentId);

@@ -55,7 +55,9 @@ export async function usageHistory(r: MeterReadings, terms: MeterTerms, a: { age
   const weekStart = utcDay(now - 6 * DAY_MS);
   const monthStart = utcMonthStartDay(now);
   const from = weekStart < monthStart ? weekStart : monthStart;
-  const [tier, rows, balance] = await Promise.all([r.effectiveTier(agentId, a.storedTier), r.daily(agentId, from, today), r.balanceUnits(agentId)]);
+  const [tier, rows, balance, staked] = await Promise.all([
+    r.effectiveTier(agentId, a.storedTier), r.daily(agentId, from, today), r.balanceUnits(agentId), r.stakedUnits?.(agentId) ?? 0,
+  ]);
   const credit = tier.metering === 'credits';
   const freeUsed = credit
     ? await Promise.all(METERED_POOLS.map((p) => (terms.freeFloor[p] === null ? Promise.resolve(0) : r.freeUsed(agentId, p))))
@@ -85,6 +87,7 @@ export async function usageHistory(r: MeterReadings, terms: MeterTerms, a: { age
     calls_this_month: callsThisMonth,
     calls_remaining: remaining,
     credits_remaining_usd: formatUnitsUsd(balance),
+    credits_staked_usd: formatUnitsUsd(staked),
     pools,
     daily: dailyBreakdown(rows, now),
   };

@@ -18,6 +18,8 @@ export interface MeterReadings {
   effectiveTier(agentId: string, storedTier: string): Promise<TierDefinition>;
   /** Credit balance in units of 0.0001 USD. */
   balanceUnits(agentId: string): Promise<number>;
+  /** Credit at stake (locked or cooling), never part of the balance; units. */
+  stakedUnits?(agentId: string): Promise<number>;
   /**
    * One read for the search `usage` object (it runs on every search): search-pool calls in
    * [fromDay, toDay] and free-floor search calls used in the rolling window ending now.
