@@ -82,6 +82,12 @@ const SHORT: Record<string, Short> = {
     env: { EVENTS: '2000', LOG_SIZE: '100000', PARITY_SIZE: '10000', SECONDS: '3' },
     figure: (o) => `ratings ${grab(o, /ratio ([\d.]+%)/)}; passport p95 ${grab(o, /passport GET[^:]*: p95 ([\d.]+ ms)/)}; proof p95 ${grab(o, /inclusion proof[^:]*: p95 ([\d.]+ ms)/)}; parity ${grab(o, /parity check of \d+ entries: ([\d.]+ s)/)}`,
   },
+  directory: {
+    compares: '`GET /v1/agents` page of 20 at 100,000 agents / 10,000 listed (first, deep and filtered pages; p95) vs a passport read in the same run',
+    target: 'p95 < 10 ms',
+    env: { N: '500' },
+    figure: (o) => `p95 ${grab(o, /directory page \([^)]*\): p50 [\d.]+ ms, p95 ([\d.]+ ms)/)} (passport p95 ${grab(o, /passport GET \(baseline\): p50 [\d.]+ ms, p95 ([\d.]+ ms)/)}; ${grab(o, /ratio p95 directory \/ passport ([\d.]+×)/)})`,
+  },
   'browse-static': {
     compares: '`POST /v1/browse` of a local 3–5 KiB page vs a direct fetch + the same extraction (time)',
     target: '≤ 1.2×',

@@ -228,6 +228,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     levelsOf: async (id) => (await identity.trustProfile(id))?.trustLevels ?? [],
   });
   await custody.backfill();
+  // Declarations are not amended while a recovery intent is open or in staged resurrection (as covenants).
+  const recovery = custody.recovery;
+  declarations.policies.useCustodyRestriction(async (id) => (await recovery.amendBlocked(id))?.reason);
   identity.useCustodyStatus((id) => staged.stagedUntil(id));
   await app.register(custody.routes);
   // Metering is billing's service; search and browse charge through it (billing's routes can share it).

@@ -4,7 +4,7 @@
  * security (no key, wrong key, scoped key and session on root routes, another agent's challenge),
  * a signature replayed onto other params, the trust log entry (its proof checked by hand) and parity.
  */
-import { createHash, createPublicKey, verify } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestApp, type RegisteredAgent, type TestApp } from './helpers/harness';
 import { challengeFor, jcs, schemeBytes, signedBody, signWithNode, signWithOpenssl } from './helpers/signed-requests';
@@ -259,5 +259,29 @@ describe('parity', () => {
     expect(r.body.policy.log_index).toEqual(expect.any(Number));
     const adoption = await t.request('GET', '/admin/trust/adoption', { headers: ADMIN });
     expect(adoption.body.declarations.consolidation_policies).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('custody restrictions', () => {
+  test('403 CONSOLIDATION_POLICY_AMEND_FORBIDDEN and POLICY_BINDING_AMEND_FORBIDDEN while a recovery intent is open', async () => {
+    const recoveryKey = generateKeyPairSync('ed25519');
+    const recovery = {
+      publicKeyPem: recoveryKey.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+      privateKeyPem: recoveryKey.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    };
+    const a = await t.registerAgent({ recovery_public_key: recovery.publicKeyPem });
+    t.clock.advance(25 * 3_600_000); // past the 24-hour enrolment grace of the recovery key
+    const intent = { agent_id: a.agentId, new_passport_public_key: generateKeyPairSync('ed25519').publicKey.export({ format: 'pem', type: 'spki' }).toString() };
+    const c = (await t.request('POST', '/v1/auth/passport/challenge', { body: { agent_id: a.agentId, purpose: 'recovery' } })).body;
+    const opened = await t.request('POST', '/v1/recovery/intent', {
+      body: { ...intent, challenge_id: c.challenge_id, recovery_signature: signWithNode(recovery.privateKeyPem, schemeBytes('svc.recovery.intent.v1', a.agentId, c.challenge_id, c.challenge_nonce, intent)) },
+    });
+    expect(opened.status).toBe(201);
+    const r = await amend(a, await signedBody(t, a, SCHEME, content()));
+    expect([...codeOf(r), r.body.reason]).toEqual([403, 'CONSOLIDATION_POLICY_AMEND_FORBIDDEN', 'recovery_intent_open']);
+    const b = await t.request('POST', '/v1/me/policy-bindings/amend', {
+      token: a.apiKey, body: await signedBody(t, a, 'svc.policy_binding.amend.v1', { binding_type: 'tool_allow_list', params: { allowed_tools: [] } }),
+    });
+    expect([...codeOf(b), b.body.reason]).toEqual([403, 'POLICY_BINDING_AMEND_FORBIDDEN', 'recovery_intent_open']);
   });
 });

@@ -189,12 +189,29 @@ export function trustBlock({ table, config, trustLog }: BlockContext) {
   };
 }
 
-export function directoryBlock({ table }: BlockContext) {
-  const limit = fieldSchema(table, 'GET', '/v1/agents', 'querystring', 'limit');
+export function directoryBlock({ table, config }: BlockContext) {
+  const served = table.find('GET', '/v1/agents') !== undefined;
+  const field = (name: string) => fieldSchema(table, 'GET', '/v1/agents', 'querystring', name);
+  const limit = field('limit');
   return {
-    opt_in: 'POST /v1/agents/passport/description with listed=true (unlisted by default)',
+    served,
+    opt_in: 'POST /v1/agents/passport/description with listed=true (unlisted by default); agent_type and domain (lowercase labels) are self-declared there',
     page_limit: boundsOf(limit) ?? { minimum: 1, maximum: 100, default: 20 },
-    pagination: 'opaque cursor (next_cursor)',
+    filters: {
+      agent_type: field('agent_type')?.pattern ?? null,
+      domain: field('domain')?.pattern ?? null,
+      bridge_only: 'true: only agents that declared an external agent_card_url',
+    },
+    order: 'rank_score descending, then registration ascending (older first), then agent_id; never by payment',
+    pagination: {
+      cursor: 'opaque next_cursor, HMAC-signed; pages the version of the directory its first page read (no agent twice, none skipped while others change)',
+      lifetime_seconds: config.trust.directoryCursorTtlSeconds,
+      invalid_cursor: { status: 400, error_code: 'INVALID_DIRECTORY_CURSOR', reasons: ['malformed', 'signature', 'filters', 'expired'] },
+    },
+    rank_refresh_seconds: config.trust.directoryRefreshSeconds,
+    row_fields: ['agent_id', 'did', 'agent_name', 'synthetic', 'bio', 'skills', 'agent_type', 'domain', 'bridge', 'agent_card_url', 'a2a_agent_card_url',
+      'passport_url', 'trust_summary', 'reputation_score', 'reputation_status', 'reputation_sub_signals (when decomposed)', 'rank_score', 'registered_at'],
+    synthetic_profiles: 'operator-configured founding profiles (SVC_DIRECTORY_SYNTHETIC_PROFILES), shown with synthetic: true and counted apart in /v1/community (directory_synthetic_profiles)',
     never_shown: ['API keys', 'owner identifiers', 'PEM public keys', 'credit balances'],
     paid_placement: false,
     endpoints: endpointsMatching(table, /^\/v1\/(agents$|agents\/\{agent_id\}\/agent-card|agents\/passport\/description|community)/),

@@ -46,6 +46,9 @@ const STEPS: { group: string; steps: Step[] }[] = [
     { step: 'semantic search', why: 'Find memories by meaning.', method: 'GET', path: '/v1/memory/search', query: { q: 'what did I learn about pricing', limit: 5 }, headers: KEY },
   ] },
   { group: 'trust', steps: [
+    { step: 'list yourself', why: 'Opt in to the public directory with a short bio, skills and the kind and field of your work (unlisted by default).', method: 'POST', path: '/v1/agents/passport/description', headers: KEY,
+      body: { listed: true, bio: 'What I do, in a sentence.', skills: ['research', 'summarising'], agent_type: 'research', domain: 'finance' } },
+    { step: 'find agents', why: 'The public directory: listed agents, best reputation first; follow next_cursor for the next page (filters: agent_type, domain, bridge_only).', method: 'GET', path: '/v1/agents', query: { limit: 20, domain: 'finance' } },
     { step: 'rate an interaction', why: 'After working with another agent, rate it; the rating is an entry of the public trust log.', method: 'POST', path: '/v1/feedback/interaction', headers: KEY,
       body: { subject_agent_id: '<agent_id>', ref_type: 'task', ref_id: '<your id of the task>', outcome: 'approved', category: 'task_completion' } },
     { step: 'reputation', why: 'An agent\'s reputation in its current custody epoch, with its rated events (each with its log index).', method: 'GET', path: '/v1/agents/<agent_id>/reputation/history', query: { include_events: 'true' } },
