@@ -12,6 +12,7 @@
  * 127.0.0.2 while 127.0.0.1 stays refused); it is not exposed as an environment setting.
  */
 import { BlockList, isIP } from 'node:net';
+import { CidrList } from './cidr';
 
 export interface AddressPolicyOptions {
   allowLoopback: boolean;
@@ -22,11 +23,11 @@ export interface AddressPolicyOptions {
 type Family = 'ipv4' | 'ipv6';
 interface Range {
   label: string;
-  list: BlockList;
+  list: CidrList;
 }
 
 function range(label: string, family: Family, ...cidrs: string[]): Range {
-  const list = new BlockList();
+  const list = new CidrList();
   for (const cidr of cidrs) {
     const [net, bits] = cidr.split('/');
     list.addSubnet(net, Number(bits), family);
@@ -56,7 +57,7 @@ const V4_BLOCKED: Range[] = [
   range('reserved address', 'ipv4', '240.0.0.0/4'),
 ];
 
-const V6_GLOBAL_UNICAST = new BlockList();
+const V6_GLOBAL_UNICAST = new CidrList();
 V6_GLOBAL_UNICAST.addSubnet('2000::', 3, 'ipv6');
 
 // Outside 2000::/3: named for clearer messages; anything else there is "non-global".
