@@ -88,6 +88,12 @@ const SHORT: Record<string, Short> = {
     env: { N: '500' },
     figure: (o) => `p95 ${grab(o, /directory page \([^)]*\): p50 [\d.]+ ms, p95 ([\d.]+ ms)/)} (passport p95 ${grab(o, /passport GET \(baseline\): p50 [\d.]+ ms, p95 ([\d.]+ ms)/)}; ${grab(o, /ratio p95 directory \/ passport ([\d.]+×)/)})`,
   },
+  'scoped-keys': {
+    compares: '`GET /v1/memory/{key}` with a scoped key (svc:memory) vs the root key: CPU per request (median of sets, beside a root ÷ root control), token cache on and off',
+    target: '≤ 105 %',
+    env: { SETS: '100', ROUNDS: '2', SECONDS: '2' },
+    figure: (o) => { const [on, off] = grabAll(o, /CPU median set ratio ([\d.]+%)/g); const [c1, c2] = grabAll(o, /control root ÷ root ([\d.]+%)/g); return `cache on ${on ?? '?'} (control ${c1 ?? '?'}), cache off ${off ?? '?'} (control ${c2 ?? '?'})`; },
+  },
   'browse-static': {
     compares: '`POST /v1/browse` of a local 3–5 KiB page vs a direct fetch + the same extraction (time)',
     target: '≤ 1.2×',
