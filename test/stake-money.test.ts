@@ -1,5 +1,5 @@
 /**
- * Money conservation with stakes: random sequences of grants, stakes, unstakes, slashes, sponsorships
+ * Money conservation with stakes: random sequences of purchases, grants, stakes, unstakes, slashes, sponsorships
  * and paid calls from several agents at once keep the sum over every account of the ledger (agents'
  * spendable credit, their stakes, the insurance pool, burned credit) plus what paid calls spent equal
  * to what was granted, to the unit, after every step; and a cooling stake's credit comes back exactly
@@ -56,14 +56,16 @@ describe('money conservation', () => {
   });
 
   for (const seed of [7, 1234, 90_001]) {
-    test(`seed ${seed}: every step keeps the sum over all accounts plus spending equal to the grants, to the unit`, async () => {
+    test(`seed ${seed}: every step keeps the sum over all accounts plus spending equal to the purchases and grants, to the unit`, async () => {
       const rnd = random(seed);
       const m = billingModuleFor(t.config)!;
       const agents: RegisteredAgent[] = [];
       for (let i = 0; i < 4; i++) agents.push(await t.registerAgent());
       for (const a of agents) await grant(t, a.agentId, 1_000 + rnd.int(12_000));
       const ops = {
-        grant: (a: RegisteredAgent) => grant(t, a.agentId, 1 + rnd.int(3_000), rnd.next() < 0.3 ? 1_000 : undefined),
+        grant: (a: RegisteredAgent) => (rnd.next() < 0.3
+          ? m.credits.add(a.agentId, { kind: 'purchase', units: 100 * (50 + rnd.int(3_000)), ref: `money-purchase-${++ref}` }).then(() => undefined)
+          : grant(t, a.agentId, 1 + rnd.int(3_000), rnd.next() < 0.3 ? 1_000 : undefined)),
         stake: (a: RegisteredAgent) => t.request('POST', '/v1/agents/passport/stake', { token: a.apiKey, body: { tier: rnd.pick(['low', 'low', 'medium']) } }),
         unstake: (a: RegisteredAgent) => t.request('POST', '/v1/agents/passport/unstake', { token: a.apiKey }),
         slash: (a: RegisteredAgent) => t.request('POST', `/admin/agents/${a.agentId}/slash`, {
