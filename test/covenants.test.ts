@@ -4,7 +4,9 @@
  * refused), the 24-hour enrolment grace, the legacy enrolment and its cut-off by the injected clock,
  * security, the trust log entries and a clean parity check (and a tampered row found).
  */
+import { createHash, createPublicKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createTestDatabase } from './helpers/engines';
 import { startTestApp, type TestApp } from './helpers/harness';
 import { admin, codeOf, DAY, HOUR, keyPair, logEntries, nodeSign, opensslKeyPair, signed } from './custody-support';
 
@@ -341,5 +343,50 @@ describe('parity', () => {
       expect.objectContaining({ projection: 'covenants', field: 'params' }),
       expect.objectContaining({ projection: 'recovery_keys', key: a.agentId, field: 'enrolled_at' }),
     ]));
+  });
+});
+
+describe('covenants older than the trust log', () => {
+  test('get their covenant.bound entry at start-up, once; the parity check is clean', async () => {
+    const db = await createTestDatabase();
+    try {
+      const first = await startTestApp({ db });
+      const key = keyPair();
+      const agentId = '6ba7b810-9dad-41d1-80b4-00c04fd430c8';
+      const at = first.clock.now() - 10 * DAY;
+      // As registration wrote them before the log: the covenant and recovery key rows, no entry.
+      await first.database.db.insertInto('agents').values({
+        agent_id: agentId, agent_name: 'pre-log', owner_identifier: 'pre-log-owner', tier: 'free', status: 'active', frozen: 0, referral_agent: null,
+        registration_source: null, agent_card_url: null, affiliation: null, created_at: at, updated_at: at,
+      } as any).execute();
+      await first.database.db.insertInto('passports').values({
+        agent_id: agentId, public_key_pem: keyPair().publicKeyPem, derivation_method: 'operator_derived', key_algorithm: 'ed25519', created_at: at, revoked_at: null,
+        bio: null, skills: '[]', listed: 0, sub_signal_visibility: 'decomposed', self_reported_capabilities: null,
+      } as any).execute();
+      await first.database.db.insertInto('recovery_keys').values({ agent_id: agentId, public_key_pem: key.publicKeyPem, enrolled_at: at }).execute();
+      const sha = createHash('sha256').update(createPublicKey(key.publicKeyPem).export({ format: 'der', type: 'spki' })).digest('hex');
+      await first.database.db.insertInto('covenants').values({
+        covenant_id: '6ba7b810-9dad-41d1-80b4-00c04fd430c9', agent_id: agentId, template_id: 'owner-recovery-key',
+        params: JSON.stringify({ recovery_key_sha256: sha, veto_window_days: 7 }), bound_at: at, superseded_at: null,
+      }).execute();
+      await first.database.db.insertInto('agent_epochs').values({ agent_id: agentId, epoch: 1, opened_at: at, opened_by: 'registration', closed_at: null, open_log_index: null }).execute();
+      await first.close();
+
+      for (let i = 0; i < 2; i++) {
+        const again = await startTestApp({ db });
+        try {
+          const entries = await logEntries(again, agentId);
+          expect(entries.map((e) => e.kind)).toEqual(['epoch.opened', 'covenant.bound']);
+          expect(entries[1]).toMatchObject({ at: new Date(at).toISOString(), data: { bound_by: 'registration', recovery_key: { sha256: sha, enrolled_at: new Date(at).toISOString() } } });
+          const r = (await again.request('GET', `/v1/agents/${agentId}/covenant`)).body.covenant;
+          expect(r).toMatchObject({ template_id: 'owner-recovery-key', bound_log_index: entries[1].index, recovery_key: { usable: true } });
+          expect((await again.request('GET', '/admin/trust/parity-check', { headers: admin })).body.mismatches).toEqual([]);
+        } finally {
+          await again.close();
+        }
+      }
+    } finally {
+      await db.close();
+    }
   });
 });

@@ -134,6 +134,9 @@ describe('channel recovery and staged resurrection', () => {
         expect(codeOf(r), `${method} ${path}`).toEqual([403, 'STAGED_RESURRECTION_RESTRICTED']);
         expect(r.body.restricted).toBe('commons_write');
       }
+      const stake = await t.request('POST', '/v1/agents/passport/stake', { token: root, body: { tier: 'low' } });
+      expect(codeOf(stake)).toEqual([403, 'STAGED_RESURRECTION_RESTRICTED']);
+      expect(stake.body.restricted).toBe('stake');
       const transfer = await t.request('POST', '/v1/me/custody/transfer/intent', { token: root, body: { incoming_public_key: keyPair().publicKeyPem, incoming_owner_identifier: 'buyer' } });
       expect(codeOf(transfer)).toEqual([403, 'STAGED_RESURRECTION_RESTRICTED']);
       expect(transfer.body.restricted).toBe('custody_transfer');

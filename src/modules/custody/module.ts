@@ -17,7 +17,7 @@ import { createCovenants } from './covenants';
 import { intentState, STAGED_RESURRECTION_DAYS } from './model';
 import { createRecovery } from './recovery';
 import { custodyReplayer } from './replay';
-import { createRestrictions, type Restrictions } from './restrictions';
+import { createRestrictions, STAGED_RESTRICTIONS, type Restrictions } from './restrictions';
 import { custodyRoutes } from './routes';
 import { createCustodyStore } from './store';
 import { createTransfers } from './transfer';
@@ -72,7 +72,7 @@ export function createCustodyModule(deps: {
           log_indexes: latest ? [Number(latest.opened_log_index), ...(latest.closed_log_index === null ? [] : [Number(latest.closed_log_index)])] : [],
         },
         staged_resurrection: {
-          value: staged === undefined ? null : { until: iso(staged), restricts: ['credit_spend', 'stake', 'custody_transfer', 'commons_write'] },
+          value: staged === undefined ? null : { until: iso(staged), restricts: [...STAGED_RESTRICTIONS] },
           rule: `a recovery completed through a channel covenant (the weak tier) restricts spending credit, custody transfer and commons writes for ${STAGED_RESURRECTION_DAYS} days`,
           log_indexes: staged === undefined || !latest?.closed_log_index ? [] : [Number(latest.closed_log_index)],
         },

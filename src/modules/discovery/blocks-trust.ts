@@ -5,7 +5,15 @@
  * endpoint lists come from the live route table, so a block lists only what this instance serves.
  */
 import { ALL_CAPABILITIES } from '../identity/passport-view';
-import { CONSOLIDATION_AMEND_SCHEME, PASSPORT_CHALLENGE_SCHEME, POLICY_BINDING_AMEND_SCHEME } from '../../lib/signing';
+import {
+  CONSOLIDATION_AMEND_SCHEME, COVENANT_AMEND_SCHEME, CUSTODY_TRANSFER_SCHEME, PASSPORT_CHALLENGE_SCHEME, POLICY_BINDING_AMEND_SCHEME, RECOVERY_COMPLETE_SCHEME,
+  RECOVERY_INITIATE_SCHEME, RECOVERY_INTENT_SCHEME, RECOVERY_VETO_SCHEME,
+} from '../../lib/signing';
+import {
+  ACTIVE_TEMPLATES, COMPLETION_WINDOW_DAYS, ENROLMENT_GRACE_HOURS, LEGACY_ENROL_CLOSES_AT, STAGED_RESURRECTION_DAYS, TEMPLATE_PARAMS, TEMPLATE_TIER, TEMPLATES,
+  VETO_WINDOW_DAYS,
+} from '../custody/model';
+import { STAGED_RESTRICTIONS } from '../custody/restrictions';
 import { CONSOLIDATION_TEMPLATE_ID, consolidationParamsJsonSchema } from '../declarations/consolidation-params';
 import { DELEGATION_DEFAULT_EXPIRES_IN, DELEGATION_EXPIRES_MAX, DELEGATION_EXPIRES_MIN, WRITE_SET_MAX } from '../declarations/delegation';
 import { ATTESTATION_CLIENT_MAX, ATTESTATION_SOURCES, JOURNAL_LABEL } from '../declarations/journal';
@@ -22,6 +30,7 @@ import { TRUST_LEVEL_RULES, TRUST_LEVELS } from '../trust/levels';
 import type { BlockContext } from './blocks-core';
 import { boundsOf, endpointsMatching, fieldSchema } from './schema-facts';
 import { MAX_ACTIVE_WARDS, SLASH_SPLIT, SPONSOR_REVOKE_GRACE_DAYS, SPONSOR_SLASH_SHARE, STAKE_LOCK_DAYS, STAKE_TIER_CREDITS, UNSTAKE_COOLING_DAYS } from '../stake/rules';
+
 
 export function passportBlock({ table }: BlockContext) {
   return {
@@ -56,9 +65,17 @@ export function passportBlock({ table }: BlockContext) {
 
 export function covenantBlock({ table }: BlockContext) {
   return {
-    templates: ['owner-recovery-key', 'channel', 'successor-later', 'quorum-later'],
-    amend_scheme: 'svc.covenant.amend.v1',
-    legacy_enrolment_open_until: '2026-11-15T00:00:00Z',
+    templates: [...TEMPLATES],
+    template_params: TEMPLATE_PARAMS,
+    template_tiers: TEMPLATE_TIER,
+    activation: { active: [...ACTIVE_TEMPLATES], stored_without_activation: TEMPLATES.filter((x) => !ACTIVE_TEMPLATES.includes(x)) },
+    downgrade_rule: 'a covenant of the strong tier may not be amended to one of the weak tier (COVENANT_DOWNGRADE_FORBIDDEN)',
+    amend_forbidden_while: ['a recovery intent is open', 'staged resurrection'],
+    ...signedAmend(COVENANT_AMEND_SCHEME, '{template_id, params}'),
+    amend_signature_required_for: 'high-authority agents: staked, sponsoring or established (PASSPORT_SIGNATURE_REQUIRED); a signature given by any agent is verified',
+    enrolment_grace_hours: ENROLMENT_GRACE_HOURS,
+    legacy_enrolment_open_until: LEGACY_ENROL_CLOSES_AT,
+    public_read: 'template and params; a recovery key by SHA-256, a channel by host and URL SHA-256',
     endpoints: endpointsMatching(table, /covenant/),
   };
 }
@@ -111,14 +128,32 @@ export function policyBindingsBlock({ table }: BlockContext) {
   };
 }
 
-export function recoveryBlock({ table }: BlockContext) {
+export function recoveryBlock({ table, config }: BlockContext) {
   return {
-    intent_scheme: 'svc.recovery.intent.v1',
-    veto_scheme: 'svc.recovery.veto.v1',
-    veto_window_days: 7,
-    enrolment_grace_hours: 24,
-    staged_resurrection_days: 14,
-    custody: 'completion closes the custody epoch and opens a new one (a rebirth, not a silent key rotation)',
+    intent_scheme: RECOVERY_INTENT_SCHEME,
+    initiate_scheme: RECOVERY_INITIATE_SCHEME,
+    complete_scheme: RECOVERY_COMPLETE_SCHEME,
+    veto_scheme: RECOVERY_VETO_SCHEME,
+    challenge: 'POST /v1/auth/passport/challenge {agent_id, purpose: "recovery"} (given also for a revoked passport)',
+    proofs: {
+      'owner-recovery-key': 'every step signed by the recovery key over a fresh challenge; the completion co-signed by the new passport key',
+      channel: 'the intent proved by a single-use code svc delivers to the covenant\'s HTTPS URL (header svc-signature: HMAC-SHA256 with the covenant\'s secret); initiate and complete signed by the new passport key the intent names',
+    },
+    veto_window_days: VETO_WINDOW_DAYS,
+    completion_window_days: COMPLETION_WINDOW_DAYS,
+    enrolment_grace_hours: ENROLMENT_GRACE_HOURS,
+    staged_resurrection_days: STAGED_RESURRECTION_DAYS,
+    staged_resurrection_restricts: [...STAGED_RESTRICTIONS],
+    rate_limits: {
+      calls_per_address_per_minute: config.trust.recoveryPerAddressPerMinute,
+      calls_per_agent_per_hour: config.trust.recoveryPerAgentPerHour,
+      channel_codes_per_agent_per_hour: config.trust.recoveryChannelCodesPerHour,
+    },
+    custody: 'completion closes the custody epoch and opens a new one (a rebirth, not a silent key rotation): every earlier key is revoked, a new root key is returned once, the passport key becomes the intent\'s',
+    custody_transfer: {
+      scheme: CUSTODY_TRANSFER_SCHEME,
+      rule: 'the current passport signs the transfer bytes the intent returns; a new custody epoch opens for the incoming custodian, whose reputation starts fresh; the outgoing covenant ends',
+    },
     endpoints: endpointsMatching(table, /recovery|custody/),
   };
 }

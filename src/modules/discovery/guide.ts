@@ -60,6 +60,16 @@ const STEPS: { group: string; steps: Step[] }[] = [
     { step: 'unstake', why: 'After the 30-day lock: 7 days of cooling (no longer staked), then the credit returns to your balance.', method: 'POST', path: '/v1/agents/passport/unstake', headers: KEY },
     { step: 'verify the log', why: 'Check that a rating is in the signed log: its inclusion proof against the latest checkpoint.', method: 'GET', path: '/v1/trust/log/proof/inclusion', query: { index: '<log_index>', tree_size: '<size of the checkpoint>' } },
   ] },
+  { group: 'custody', steps: [
+    { step: 'protect your agent', why: 'Bind a recovery key (keep its private key offline): if the root key is lost, it recovers the agent; usable 24 hours after it is set.', method: 'POST', path: '/v1/me/covenant/amend', headers: KEY,
+      body: { template_id: 'owner-recovery-key', params: { recovery_public_key: '<PEM Ed25519 public key>' } } },
+    { step: 'recover', why: 'Lost the root key: name a new passport key, signed with the recovery key over a challenge (purpose recovery; scheme svc.recovery.intent.v1). The intent is public and the current holder may veto it for 7 days; then initiate and complete, each signed anew.', method: 'POST', path: '/v1/recovery/intent',
+      body: { agent_id: '<agent_id>', new_passport_public_key: '<PEM>', challenge_id: '<challenge_id>', recovery_signature: '<base64 signature>' } },
+    { step: 'veto a recovery', why: 'Someone opened a recovery of your agent: refuse it inside the 7-day window with your passport signature (scheme svc.recovery.veto.v1).', method: 'POST', path: '/v1/me/recovery/veto', headers: KEY,
+      body: { intent_id: '<intent_id>', challenge_id: '<challenge_id>', passport_signature: '<base64 signature>' } },
+    { step: 'transfer custody', why: 'Hand the agent to another custodian: the answer carries the bytes your passport signs; completing opens a new custody epoch with fresh reputation.', method: 'POST', path: '/v1/me/custody/transfer/intent', headers: KEY,
+      body: { incoming_public_key: '<PEM of the incoming custodian>', incoming_owner_identifier: '<their owner identifier>' } },
+  ] },
   { group: 'declarations', steps: [
     { step: 'commit a journal', why: 'Commit the SHA-256 of "svc:sealed-journal:v1" LF your agent id LF your journal; only the digest is sent, and its log index proves when.', method: 'POST', path: '/v1/me/journal/commit', headers: KEY,
       body: { commitment_hash: '<base64 of the 32-byte digest>', commit_attestation: { source: 'api_v163', client: 'my-agent/1.0' } } },

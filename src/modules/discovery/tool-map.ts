@@ -75,7 +75,7 @@ export const TOOL_SPECS: ToolSpec[] = [
     ],
   },
   {
-    id: 'trust', description: 'Trust layer: the public directory, reputation history, agent cards, skill vouching, stake and sponsorship, interaction ratings, the verifiable trust log (entries and proofs), consolidation policy and policy bindings (passport-signed amends), delegation of tool-limited keys, journal commitments and tool passports.',
+    id: 'trust', description: 'Trust layer: the public directory, reputation history, agent cards, skill vouching, stake and sponsorship, interaction ratings, the verifiable trust log (entries and proofs), covenants, recovery (intent, veto, initiate, complete) and custody transfer, consolidation policy and policy bindings (passport-signed amends), delegation of tool-limited keys, journal commitments and tool passports.',
     actions: [
       a('directory', 'GET', '/v1/agents'), a('reputation_history', 'GET', '/v1/agents/{agent_id}/reputation/history'),
       a('agent_card', 'GET', '/v1/agents/{agent_id}/agent-card'), a('vouch', 'POST', '/v1/agents/{target_agent_id}/vouch'),
@@ -85,6 +85,12 @@ export const TOOL_SPECS: ToolSpec[] = [
       a('rate_interaction', 'POST', '/v1/feedback/interaction'),
       a('log_entries', 'GET', '/v1/trust/log/entries'), a('log_inclusion_proof', 'GET', '/v1/trust/log/proof/inclusion'),
       a('log_consistency_proof', 'GET', '/v1/trust/log/proof/consistency'),
+      a('covenant', 'GET', '/v1/me/covenant'), a('agent_covenant', 'GET', '/v1/agents/{agent_id}/covenant'),
+      a('amend_covenant', 'POST', '/v1/me/covenant/amend'), a('enrol_covenant', 'POST', '/v1/me/covenant/enrol'),
+      a('recovery_intents', 'GET', '/v1/agents/{agent_id}/recovery/intents'), a('recovery_intent', 'POST', '/v1/recovery/intent'),
+      a('veto_recovery', 'POST', '/v1/me/recovery/veto'), a('initiate_recovery', 'POST', '/v1/recovery/initiate'),
+      a('complete_recovery', 'POST', '/v1/recovery/complete'),
+      a('custody_transfer_intent', 'POST', '/v1/me/custody/transfer/intent'), a('custody_transfer_complete', 'POST', '/v1/me/custody/transfer/complete'),
       a('consolidation_policy', 'GET', '/v1/me/consolidation-policy'), a('agent_consolidation_policy', 'GET', '/v1/agents/{agent_id}/consolidation-policy'),
       a('amend_consolidation_policy', 'POST', '/v1/me/consolidation-policy/amend'),
       a('policy_bindings', 'GET', '/v1/me/policy-bindings'), a('agent_policy_bindings', 'GET', '/v1/agents/{agent_id}/policy-bindings'),

@@ -29,8 +29,8 @@ export const stakeRoutes = (deps: { stakes: StakeService; envelope: EnvelopeBuil
       summary: 'Stake credit (low 1,000, medium 10,000, high 50,000 credits of never-expiring credit) for at least 30 days: trust level staked; a higher tier locks the difference; appended to the trust log',
     },
     config: {
-      auth: 'key', success: [201, 200], validationCodes: StakeValidationCodes,
-      errors: { 402: ['INSUFFICIENT_CREDITS'], 403: ['PASSPORT_REVOKED'], 409: ['STAKE_COOLING', 'STAKE_TIER_LOWER'] },
+      auth: 'key', success: [201, 200], validationCodes: StakeValidationCodes, stagedRestricted: 'stake',
+      errors: { 402: ['INSUFFICIENT_CREDITS'], 403: ['PASSPORT_REVOKED', 'STAGED_RESURRECTION_RESTRICTED'], 409: ['STAKE_COOLING', 'STAKE_TIER_LOWER'] },
     },
   }, async (request, reply) => {
     const r = await stakes.stake(agentOf(request).agentId, request.body.tier);
