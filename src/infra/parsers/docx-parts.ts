@@ -23,6 +23,16 @@ export interface PartReader {
   read(name: string, encoding: 'utf-8'): Promise<string>;
 }
 
+/**
+ * The text of an embedded Word document or Excel workbook (part name), one line per paragraph or
+ * row, or undefined for a kind not read. docx.ts supplies it: the part goes through the same
+ * guard and extractor as an uploaded file, one level deep.
+ */
+export type EmbeddedReader = (part: string) => Promise<string[] | undefined>;
+
+/** Embedded packages read, by extension. */
+export const embeddedKinds = /\.(docx|docm|dotx|dotm|xlsx|xlsm|xltx|xltm)$/i;
+
 const xmlEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const run = (escaped: string) => `<w:r><w:t xml:space="preserve">${escaped}</w:t></w:r>`;
 const paragraph = (text: string) => `<w:p>${run(xmlEscape(text))}</w:p>`;
@@ -31,7 +41,7 @@ const paragraph = (text: string) => `<w:p>${run(xmlEscape(text))}</w:p>`;
 /** Texts (`<w:t>`) inside a piece of WordprocessingML, still escaped. */
 const wordTexts = (xml: string) => [...xml.matchAll(/<w:t(?:\s[^>]*)?>([^<]*)<\/w:t>/g)].map((m) => m[1]!).join('');
 
-export async function rewriteMainPart(xml: string, rels: Map<string, string>, parts: PartReader, warnings: string[], relTypes: Map<string, string> = new Map()): Promise<string> {
+export async function rewriteMainPart(xml: string, rels: Map<string, string>, parts: PartReader, warnings: string[], relTypes: Map<string, string> = new Map(), embedded?: EmbeddedReader): Promise<string> {
   // Ruby: the guide (w:rt) and the base (w:rubyBase) each hold runs; only their text is kept, in
   // the run that held the ruby element.
   let out = xml.replace(/<w:ruby>([\s\S]*?)<\/w:ruby>/g, (_, inner: string) => {
@@ -43,13 +53,31 @@ export async function rewriteMainPart(xml: string, rels: Map<string, string>, pa
   out = await replaceAsync(out, /<w:altChunk\b[^>]*\br:id="([^"]+)"[^>]*?(?:\/>|>[\s\S]*?<\/w:altChunk>)/g, async (_, id: string) => {
     const target = rels.get(id);
     if (!target || !parts.exists(target)) return '';
-    const raw = await parts.read(target, 'utf-8');
-    const paragraphs = altChunkText(raw, target);
+    // An imported Word document: its text, through the same extractor, one level deep.
+    const paragraphs = embeddedKinds.test(target) && embedded
+      ? await embedded(target)
+      : altChunkText(await parts.read(target, 'utf-8'), target);
     if (paragraphs === undefined) {
-      warnings.push(`an embedded part (${target}) was not read: only HTML, MHT and plain-text chunks are`);
+      warnings.push(`an embedded part (${target}) was not read: only HTML, MHT, plain-text and Office Open XML chunks are`);
       return '';
     }
     return paragraphs.map(paragraph).join('');
+  });
+
+  // Embedded documents (OLE objects shown as an icon or a preview): a Word document's or an Excel
+  // workbook's text after the object, in the same run; other kinds add a warning.
+  out = await replaceAsync(out, /<w:object\b[\s\S]*?<\/w:object>/g, async (object) => {
+    const ole = /<o:OLEObject\b([^>]*)/.exec(object)?.[1];
+    if (!ole || /\bType="Link"/.test(ole)) return object;
+    const target = rels.get(/\br:id="([^"]+)"/.exec(ole)?.[1] ?? '');
+    if (!target || !parts.exists(target)) return object;
+    const readable = embeddedKinds.test(target);
+    const lines = readable && embedded ? await embedded(target) : undefined;
+    if (lines === undefined) {
+      warnings.push(`an embedded object (${target}) was not read: ${readable ? 'embedded documents are read one level deep' : 'only Word documents and Excel workbooks are'}`);
+      return object;
+    }
+    return lines.length === 0 ? object : `${object}${lines.map((l) => `<w:br/><w:t xml:space="preserve">${xmlEscape(l)}</w:t>`).join('')}<w:br/>`;
   });
 
   // Charts and diagrams: their text after the drawing that shows them, in the same run.

@@ -4,13 +4,16 @@
  * (mammoth would otherwise inline them as base64). Headings become their own blocks so chunks can
  * name the section they fall in. Nested tables are flattened into their cell's text.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type { Block, Extracted } from './assemble';
-import type { Budget } from './budget';
+import { Budget } from './budget';
 import { corrupt, describeError, ParseFailure } from './errors';
 import { openOoxml, readCoreProperties, unescapeXml } from './ooxml';
 import type { ZipArchive } from './zip';
+import { extractXlsx } from './xlsx';
 import { relationships, relationshipTypes, rewriteMainPart, type PartReader } from './docx-parts';
 import { formatNumber, labelEnd, labelStart } from './docx-numbering';
 
@@ -30,7 +33,7 @@ export function preloadDocx(): void {
 interface Node { nodeType: number; textContent: string | null; childNodes: ArrayLike<Node> }
 interface Element extends Node { tagName: string; children: ArrayLike<Element> }
 
-export async function extractDocx(path: string, budget: Budget): Promise<Extracted> {
+export async function extractDocx(path: string, budget: Budget, depth = 0): Promise<Extracted> {
   const zip = await openOoxml(path, 'docx', budget.limits);
   const meta = await readCoreProperties(zip);
   const { mammoth, linkedom } = load();
@@ -48,7 +51,7 @@ export async function extractDocx(path: string, budget: Budget): Promise<Extract
       const zipfile = require('mammoth/lib/zipfile') as { openArrayBuffer(b: Buffer): Promise<PartReader & { read(name: string, encoding?: string): Promise<unknown> }> };
       const file = await zipfile.openArrayBuffer(await readFile(path));
       const relsXml = await zip.readText('word/_rels/document.xml.rels');
-      const rewritten = await rewriteMainPart(main, relationships(relsXml), file, warnings, relationshipTypes(relsXml));
+      const rewritten = await rewriteMainPart(main, relationships(relsXml), file, warnings, relationshipTypes(relsXml), depth === 0 ? embeddedReader(file, budget, warnings) : undefined);
       if (rewritten !== main) {
         const read = file.read.bind(file);
         file.read = ((name: string, encoding?: string) => (name === 'word/document.xml'
@@ -77,8 +80,35 @@ export async function extractDocx(path: string, budget: Budget): Promise<Extract
   return {
     blocks,
     meta,
-    warnings: [...warnings, ...messages.filter((m) => m.type !== 'info').map((m) => m.message)],
+    // mammoth's note on OLE objects is left out: docx-parts.ts reads them (or says why not).
+    warnings: [...warnings, ...messages.filter((m) => m.type !== 'info' && !m.message.endsWith('}OLEObject')).map((m) => m.message)],
     parser: 'mammoth',
+  };
+}
+
+/**
+ * Reads an embedded package (a Word document or an Excel workbook inside this one) as if it had
+ * been uploaded: written to a private temporary file, through the ZIP guard and the extractor, with
+ * the parse's limits, one level deep (what it embeds in turn is not read). Its text comes back as
+ * lines: paragraphs, and table rows as `a | b`.
+ */
+function embeddedReader(file: { read(name: string): Promise<unknown> }, budget: Budget, warnings: string[]) {
+  return async (part: string): Promise<string[] | undefined> => {
+    const xlsx = /\.xl[st][xm]$/i.test(part);
+    const dir = await mkdtemp(join(tmpdir(), 'svc-embedded-'));
+    try {
+      const path = join(dir, xlsx ? 'embedded.xlsx' : 'embedded.docx');
+      await writeFile(path, (await file.read(part)) as Uint8Array);
+      const inner = new Budget(budget.limits);
+      const extracted = xlsx ? await extractXlsx(path, inner) : await extractDocx(path, inner, 1);
+      warnings.push(...extracted.warnings.map((w) => `${part}: ${w}`));
+      return extracted.blocks.flatMap((b) => (b.type === 'text' ? b.text.split('\n') : b.rows.map((r) => r.join(' | ')))).map((l) => l.trim()).filter((l) => l !== '');
+    } catch (e) {
+      warnings.push(`an embedded part (${part}) was not read: ${describeError(e)}`);
+      return [];
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   };
 }
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createDocumentParser } from './index';
 import { xlsxWorkbook } from '../../../test/fixtures/documents';
-import { altChunkDocx, chartDocx, cjkPdf, entryOrder, formattedWorkbook, headerFooterDocx, imageOnlyPdf, mergedWorkbook, notesDocx, numberingDocx, pdfLayoutCases, rezip, rubyDocx, strictWorkbook, textBoxDocx, textBoxWorkbook, xmpPdf } from '../../../test/fixtures/fidelity';
+import { altChunkDocx, chartDocx, cjkPdf, embeddedDocx, entryOrder, formattedWorkbook, headerFooterDocx, imageOnlyPdf, mergedWorkbook, notesDocx, numberingDocx, pdfLayoutCases, rezip, rubyDocx, strictWorkbook, textBoxDocx, textBoxWorkbook, xmpPdf } from '../../../test/fixtures/fidelity';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const CSV = 'text/csv';
@@ -200,6 +200,15 @@ describe('DOCX: what a reader sees around and beside the body', () => {
     const r = await parser.parse(file('boxes.docx', await textBoxDocx()), DOCX);
     expect(r.text).toBe('Before the boxes.\n\nBox with a fallback.\n\nSecond anchor.\n\nBox without a fallback.\n\nThird anchor.\n\nBare drawing box.\n\nAfter the boxes.');
     expect(r.metadata.warnings).toEqual([]);
+  });
+
+  test('embedded Word documents and workbooks (OLE objects, altChunk) are read one level deep; other kinds are named in a warning', async () => {
+    const r = await parser.parse(file('embedded.docx', await embeddedDocx()), DOCX);
+    expect(r.text).toBe('Outer text.\n\nInner memo: the plan holds.\n\nItem | Cost\nPaper | 12\n\nImported section text.\n\nClosing text.');
+    expect(r.metadata.warnings).toEqual([
+      'word/embeddings/Microsoft_Word_Document.docx: an embedded object (word/embeddings/deeper.xlsx) was not read: embedded documents are read one level deep',
+      'an embedded object (word/embeddings/oleObject1.bin) was not read: only Word documents and Excel workbooks are',
+    ]);
   });
 
   test('list numbers as displayed: 3) and a), restarts, roman, multi-level through a style', async () => {
