@@ -210,7 +210,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const stake = createStakeModule({
     config, database, clock, envelope, trust, ledger: billing.stakeLedger, profile: (id) => identity.trustProfile(id), log: (msg, err) => app.log.error({ err }, msg),
   });
-  trust.levels.useStanding(stake.standing);
+  trust.levels.useStanding(stake.standing, stake.standings);
   billing.setStakes({ settle: (id) => stake.stakes.settleAgent(id) });
   await app.register(stake.routes);
   // A paid charge (past the free floors) is refused during a staged resurrection; free calls pass.

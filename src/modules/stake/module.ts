@@ -9,7 +9,7 @@ import type { EnvelopeBuilder } from '../../http/envelope';
 import type { DatabaseHandle } from '../../infra/db/database';
 import type { Clock } from '../../lib/clock';
 import type { StakeLedger } from '../billing/stake-ledger';
-import type { StandingReader } from '../trust/levels';
+import type { StandingReader, StandingsReader } from '../trust/levels';
 import type { TrustModule } from '../trust/module';
 import { stakeReplayer } from './replay';
 import { stakeRoutes } from './routes';
@@ -36,6 +36,10 @@ export function createStakeModule(deps: {
     const s = await store.standing(agentId, clock.now());
     return { stakedActive: s.staked, sponsoredActive: s.sponsored };
   };
+  const standings: StandingsReader = async (agentIds) => {
+    const s = await store.standingOf(agentIds, clock.now());
+    return new Map(agentIds.map((id) => [id, { stakedActive: s.staked.has(id), sponsoredActive: s.sponsored.has(id) }]));
+  };
 
   // Cooling stakes whose time is up return their credit: on the agent's own reads, and here, by any instance.
   let sweeping: Promise<unknown> | undefined;
@@ -50,6 +54,7 @@ export function createStakeModule(deps: {
   return {
     stakes,
     standing,
+    standings,
     routes: stakeRoutes({ stakes, envelope: deps.envelope }),
     async close() {
       clearInterval(timer);

@@ -105,6 +105,19 @@ export function createStakeStore(db: Kysely<Database>) {
       return { staked: staked !== undefined, sponsored: sponsored !== undefined };
     },
 
+    /** `standing` of many agents in two reads (a directory page): the agents with an active stake, and those sponsored. */
+    async standingOf(agentIds: string[], now: number): Promise<{ staked: Set<string>; sponsored: Set<string> }> {
+      if (agentIds.length === 0) return { staked: new Set(), sponsored: new Set() };
+      const [staked, sponsored] = await Promise.all([
+        db.selectFrom('stakes').select('agent_id').where('agent_id', 'in', agentIds).where('status', '=', 'active').where('units', '>', 0).execute(),
+        db.selectFrom('sponsorships as sp').innerJoin('stakes as st', 'st.agent_id', 'sp.sponsor_agent_id').select('sp.ward_agent_id')
+          .where('sp.ward_agent_id', 'in', agentIds).where('sp.ring_flagged_at', 'is', null)
+          .where((eb) => eb.or([eb('sp.revokes_at', 'is', null), eb('sp.revokes_at', '>', now)]))
+          .where('st.status', '=', 'active').where('st.units', '>', 0).execute(),
+      ]);
+      return { staked: new Set(staked.map((r) => r.agent_id)), sponsored: new Set(sponsored.map((r) => r.ward_agent_id)) };
+    },
+
     all(snap: Db = db) {
       return Promise.all([
         snap.selectFrom('stakes').selectAll().execute().then((r) => r.map(normalStake)),

@@ -40,6 +40,8 @@ export const TRUST_LEVEL_RULE = TRUST_LEVELS.map((l) => `${l}: ${TRUST_LEVEL_RUL
 /** The stake module's projection of an agent (false for both until it exists). */
 export interface TrustStanding { stakedActive: boolean; sponsoredActive: boolean }
 export type StandingReader = (agentId: string) => Promise<TrustStanding>;
+/** The same for many agents at once (a directory page); an agent absent from the map has neither. */
+export type StandingsReader = (agentIds: string[]) => Promise<Map<string, TrustStanding>>;
 export const NO_STANDING: StandingReader = async () => ({ stakedActive: false, sponsoredActive: false });
 
 /** Everything the levels depend on. */
@@ -82,6 +84,7 @@ export type TrustLevelsOf = (agent: LevelSubject, opts?: { ephemeral?: boolean }
 /** Reads the facts (open epoch, standing) and applies the rule. */
 export function createTrustLevels(deps: { db: Kysely<Database>; clock: Clock }) {
   let standing: StandingReader = NO_STANDING;
+  let standings: StandingsReader | undefined;
   const of: TrustLevelsOf = async (agent, opts = {}) => {
     const [epoch, s] = await Promise.all([
       deps.db.selectFrom('agent_epochs').select('opened_at').where('agent_id', '=', agent.agentId).where('closed_at', 'is', null)
@@ -104,18 +107,21 @@ export function createTrustLevels(deps: { db: Kysely<Database>; clock: Clock }) 
      */
     async ofMany(agents: LevelSubject[], opened: Map<string, { openedAt: number }>): Promise<Map<string, TrustLevel[]>> {
       const now = deps.clock.now();
-      const standings = await Promise.all(agents.map((a) => standing(a.agentId)));
+      const of = standings
+        ? await standings(agents.map((a) => a.agentId)).then((m) => agents.map((a) => m.get(a.agentId) ?? { stakedActive: false, sponsoredActive: false }))
+        : await Promise.all(agents.map((a) => standing(a.agentId)));
       return new Map(agents.map((a, i) => [a.agentId, trustLevels({
         active: a.status === 'active',
         frozen: Boolean(a.frozen),
         epochOpenedAt: opened.get(a.agentId)?.openedAt ?? a.createdAt,
         ephemeralSession: false,
-        standing: standings[i],
+        standing: of[i],
       }, now)]));
     },
     /** The stake module installs its projection here when it lands. */
-    useStanding(reader: StandingReader) {
+    useStanding(reader: StandingReader, many?: StandingsReader) {
       standing = reader;
+      standings = many;
     },
   };
 }
