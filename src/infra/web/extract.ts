@@ -217,6 +217,19 @@ function withoutSite(title: string, site: string, host: string, headings: Set<st
   return title;
 }
 
+/**
+ * The site's name as the <title> states it when no metadata does: the other part of a two-part
+ * <title> whose one part is the page's chosen title (`Headline | Site`, `Site – Headline`).
+ */
+function siteInTitle(tag: string, title: string): string | null {
+  const parts = tag.split(/\s+(?:[|\-–—·•»~/]|::)\s+/).map((p) => p.trim()).filter(Boolean);
+  if (parts.length !== 2 || !title) return null;
+  const i = parts.findIndex((p) => norm(p) === norm(title));
+  if (i < 0) return null;
+  const other = parts[1 - i];
+  return other.length <= 80 && !SECTION_LABEL.test(other) && !GENERIC_TITLE.test(other) ? other : null;
+}
+
 const SECTION_LABEL = /^(press release|press releases|news release|newsroom|news|blog|article|opinion|home|homepage|pressemitteilung|communiqué de presse|nota de prensa|comunicado de prensa|comunicato stampa)$/i;
 
 const GENERIC_TITLE = /^(home|homepage|home page|index|untitled|untitled document|welcome|main|default|blog|news|article|page|document|loading\.*)$/i;
@@ -293,6 +306,7 @@ function extractOnce(html: string, url?: string): Extracted {
   const doc = parse(html);
   const title = chooseTitle(doc, url);
   const meta = pageMeta(doc);
+  meta.site_name ??= siteInTitle(collapse(doc.querySelector('title')?.textContent), title);
   // Parsing dominates on big pages, so the second parse happens only when Readability ran.
   if (doc.querySelectorAll('*').length > MAX_ELEMENTS) return { title, text: withoutHeadline(withoutMetaLines(fallbackText(doc), meta), title), meta, method: 'fallback' };
   const article = readabilityText(doc, url);

@@ -130,3 +130,12 @@ Mon Mar 04 2024 build 812 ok</pre><p>Posts: the server writes one line per event
   expect(out.text).toContain('2024-03-05 12:00:01 INFO server started');
   expect(out.text).toContain('2024-03-05 12:00:02 WARN cache cold');
 });
+
+test('with no site metadata, the site name is the other part of a "Headline | Site" <title>; a section label is none', () => {
+  const named = extractHtml(page('<title>The last keeper | Coast Notes</title>', '<h1>The last keeper</h1>'));
+  expect(named.meta.site_name).toBe('Coast Notes');
+  const label = extractHtml(page('<title>News | The last keeper</title>', '<h1>The last keeper</h1>'));
+  expect(label.meta.site_name).toBeNull();
+  const stated = extractHtml(page('<title>The last keeper | Coast Notes</title><meta property="og:site_name" content="Coast Notes Online">', '<h1>The last keeper</h1>'));
+  expect(stated.meta.site_name).toBe('Coast Notes Online');
+});
