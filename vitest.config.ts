@@ -4,6 +4,9 @@ import { defineConfig } from 'vitest/config';
 // end-to-end suites twice, once on SQLite and once on PostgreSQL. `SVC_TEST_PG` picks the
 // PostgreSQL: `pglite` (default; in-process over the wire protocol) or a server URL (CI).
 const e2e = ['test/**/*.test.ts', 'src/modules/**/*.test.ts'];
+// The SDK and CLI (sdk/) against a real svc: once, on SQLite (they test the client, not the engine);
+// their unit tests (sdk/src) run in `unit`.
+const sdk = ['sdk/test/**/*.test.ts'];
 // Test files run in parallel: each makes its own database (a temp SQLite directory, its own
 // database on a PostgreSQL server, or its own PGlite), binds loopback port 0 and keys shared Redis
 // by fresh ids, so no two files share state. Most of a file's time is waiting (servers, child
@@ -16,8 +19,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     maxWorkers: workers,
     projects: [
-      { extends: true, test: { name: 'unit', include: ['src/lib/**/*.test.ts', 'src/infra/**/*.test.ts', 'src/config/**/*.test.ts', 'src/http/**/*.test.ts'] } },
-      { extends: true, test: { name: 'sqlite', include: e2e, env: { SVC_TEST_ENGINE: 'sqlite' } } },
+      { extends: true, test: { name: 'unit', include: ['src/lib/**/*.test.ts', 'src/infra/**/*.test.ts', 'src/config/**/*.test.ts', 'src/http/**/*.test.ts', 'sdk/src/**/*.test.ts'] } },
+      { extends: true, test: { name: 'sqlite', include: [...e2e, ...sdk], env: { SVC_TEST_ENGINE: 'sqlite' } } },
       { extends: true, test: { name: 'postgres', include: e2e, env: { SVC_TEST_ENGINE: 'postgres' } } },
     ],
   },
