@@ -160,8 +160,9 @@ const BYLINE_CLASS = /^(?:byline|bylines|dateline|timestamp|pubdate|published|po
 
 /**
  * Removes the byline and date lines of the article (the record carries them as fields): short
- * elements of a byline or meta class, `rel="author"` lines, and `<address>` lines naming the
- * author. A long element under such a class stays (it is content whatever its name says).
+ * elements of a byline or meta class. A long element under such a class, or one holding headings
+ * or an article, stays (it is content whatever its name says). Lines of those shapes without such
+ * a class are taken out of the text afterwards (withoutMetaLines).
  */
 function removeBylines(doc: Doc): void {
   for (const el of all(doc, '[class]')) {
