@@ -6,7 +6,7 @@
  */
 import { canonicalJson } from '../../infra/tlog/jcs';
 import type { Mismatch, ReplayEntry, Replayer, SnapshotDb } from '../trust/parity';
-import { diffRows } from '../trust/parity';
+import { diffMaps } from '../trust/parity';
 import { keySha256, publicParams } from './model';
 import type { CustodyStore } from './store';
 
@@ -84,19 +84,16 @@ export function custodyReplayer(store: CustodyStore): () => Replayer {
           agent_id: c.agent_id, template_id: c.template_id, params: canonical(publicParams(c.template_id, JSON.parse(c.params) as Record<string, unknown>)),
           bound_at: c.bound_at, superseded_at: c.superseded_at, bound_log_index: c.bound_log_index,
         } as Record<string, unknown>]));
-        for (const [id, r] of covenants) out.push(...diffRows('covenants', id, r as unknown as Record<string, unknown>, byCovenant.get(id)));
-        for (const id of byCovenant.keys()) if (!covenants.has(id)) out.push(...diffRows('covenants', id, undefined, byCovenant.get(id)));
+        out.push(...diffMaps('covenants', covenants, byCovenant));
 
         const byKey = new Map(stored.keys.map((k) => [k.agent_id, { sha256: keySha256(k.public_key_pem), enrolled_at: k.enrolled_at } as Record<string, unknown>]));
-        for (const [agent, r] of keys) out.push(...diffRows('recovery_keys', agent, r as unknown as Record<string, unknown>, byKey.get(agent)));
-        for (const agent of byKey.keys()) if (!keys.has(agent)) out.push(...diffRows('recovery_keys', agent, undefined, byKey.get(agent)));
+        out.push(...diffMaps('recovery_keys', keys, byKey));
 
         const byIntent = new Map(stored.intents.map((i) => {
           const { intent_id: id, new_public_key_pem: pem, ...rest } = i;
           return [id, { ...rest, new_public_key_sha256: keySha256(pem) === rest.new_public_key_sha256 ? rest.new_public_key_sha256 : `pem of another key (${keySha256(pem)})` } as Record<string, unknown>];
         }));
-        for (const [id, r] of intents) out.push(...diffRows('recovery_intents', id, r as unknown as Record<string, unknown>, byIntent.get(id)));
-        for (const id of byIntent.keys()) if (!intents.has(id)) out.push(...diffRows('recovery_intents', id, undefined, byIntent.get(id)));
+        out.push(...diffMaps('recovery_intents', intents, byIntent));
         return out;
       },
 

@@ -8,7 +8,7 @@ import { canonicalJson } from '../../infra/tlog/jcs';
 import type {
   ConsolidationPoliciesTable, DelegationsTable, JournalCommitmentsTable, PolicyBindingsTable, ToolPassportsTable,
 } from '../../infra/db/tables/declarations';
-import { diffRows, type Mismatch, type ReplayEntry, type Replayer, type SnapshotDb } from '../trust/parity';
+import { diffKeyed, type Mismatch, type ReplayEntry, type Replayer, type SnapshotDb } from '../trust/parity';
 import type { DeclarationsStore } from './store';
 
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
@@ -18,17 +18,6 @@ const pemOf = (raw: unknown) => (typeof raw === 'string'
 const jcs = (v: unknown) => canonicalJson(v).toString('utf8');
 const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
 
-/** Rows of one table rebuilt and compared by key, both ways. */
-function compare<T>(projection: string, built: Map<string, T>, stored: T[], keyOf: (r: T) => string, shape: (r: T) => Record<string, unknown>): Mismatch[] {
-  const byKey = new Map(stored.map((s) => [keyOf(s), s]));
-  const out: Mismatch[] = [];
-  for (const [k, r] of built) {
-    const s = byKey.get(k);
-    out.push(...diffRows(projection, k, shape(r), s ? shape(s) : undefined));
-  }
-  for (const [k, s] of byKey) if (!built.has(k)) out.push(...diffRows(projection, k, undefined, shape(s)));
-  return out;
-}
 
 export function declarationsReplayer(store: DeclarationsStore): () => Replayer {
   return () => {
@@ -113,13 +102,13 @@ export function declarationsReplayer(store: DeclarationsStore): () => Replayer {
           key_id: r.key_id, agent_id: r.parent_agent_id, tools: r.write_set, scopes: r.scopes, label: r.label, expires_at: r.expires_at,
         }]));
         return [
-          ...compare('consolidation_policies', policies, await store.allPolicies(db), (r) => `${r.agent_id}/${Number(r.version)}`, same),
-          ...compare('policy_bindings', bindings, await store.allBindings(db), (r) => `${r.agent_id}/${r.binding_type}/${Number(r.version)}`, same),
-          ...compare('journal_commitments', journal, await store.allCommitments(db), (r) => r.commitment_id, same),
-          ...compare('tool_passports', tools, await store.allTools(db), (r) => r.tool_id, same),
-          ...compare('delegations', delegations, await store.allDelegations(db), (r) => r.key_id, same),
+          ...diffKeyed('consolidation_policies', policies, await store.allPolicies(db), (r) => `${r.agent_id}/${Number(r.version)}`, same),
+          ...diffKeyed('policy_bindings', bindings, await store.allBindings(db), (r) => `${r.agent_id}/${r.binding_type}/${Number(r.version)}`, same),
+          ...diffKeyed('journal_commitments', journal, await store.allCommitments(db), (r) => r.commitment_id, same),
+          ...diffKeyed('tool_passports', tools, await store.allTools(db), (r) => r.tool_id, same),
+          ...diffKeyed('delegations', delegations, await store.allDelegations(db), (r) => r.key_id, same),
           // A delegated key's write_set lives on its api_keys row too (the auth hook reads it there).
-          ...compare('api_keys.tools', builtKeys, keyTools.map((k) => ({ ...k, key_id: String(k.key_id) })), (r) => r.key_id, same),
+          ...diffKeyed('api_keys.tools', builtKeys, keyTools.map((k) => ({ ...k, key_id: String(k.key_id) })), (r) => r.key_id, same),
         ];
       },
 

@@ -2,7 +2,7 @@
 import { createPublicKey } from 'node:crypto';
 import { sha256hex } from '../../lib/hash';
 import type { Mismatch, ReplayEntry, Replayer, SnapshotDb } from '../trust/parity';
-import { diffRows } from '../trust/parity';
+import { diffMaps } from '../trust/parity';
 
 interface KeyRow { agent_id: string; scopes: string; label: string | null; created_at: number; expires_at: number | null; revoked_at: number | null }
 
@@ -35,10 +35,7 @@ export function scopedKeysReplayer(): () => Replayer {
           const { key_id: id, ...rest } = s;
           return [id as string, rest as unknown as Record<string, unknown>];
         }));
-        const out: Mismatch[] = [];
-        for (const [id, r] of rows) out.push(...diffRows('api_keys', id, r as unknown as Record<string, unknown>, byId.get(id)));
-        for (const id of byId.keys()) if (!rows.has(id)) out.push(...diffRows('api_keys', id, undefined, byId.get(id)));
-        return out;
+        return diffMaps('api_keys', rows, byId);
       },
       agents: () => new Set([...rows.values()].map((r) => r.agent_id)),
     };
@@ -79,12 +76,8 @@ export function passportRotationsReplayer(): () => Replayer {
           const { agent_id: id, previous_key_pem: pem, ...rest } = s;
           return [id, { ...rest, previous_key_pem_sha256: spkiSha256OrNull(pem) } as unknown as Record<string, unknown>];
         }));
-        const out: Mismatch[] = [];
-        for (const [id, r] of rows) {
-          out.push(...diffRows('passport_rotations', id, { ...r, previous_key_pem_sha256: r.previous_key_sha256 } as unknown as Record<string, unknown>, byId.get(id)));
-        }
-        for (const id of byId.keys()) if (!rows.has(id)) out.push(...diffRows('passport_rotations', id, undefined, byId.get(id)));
-        return out;
+        const rebuilt = new Map([...rows].map(([id, r]) => [id, { ...r, previous_key_pem_sha256: r.previous_key_sha256 }]));
+        return diffMaps('passport_rotations', rebuilt, byId);
       },
       agents: () => rows.keys(),
     };

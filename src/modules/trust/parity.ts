@@ -68,14 +68,18 @@ export function diffKeyed<T>(
   projection: string, rebuilt: Map<string, T>, stored: Iterable<T>, keyOf: (row: T) => string,
   shape: (row: T) => Record<string, unknown>, approx: string[] = [],
 ): Mismatch[] {
-  const byKey = new Map<string, T>();
-  for (const row of stored) byKey.set(keyOf(row), row);
+  const shapedStored = new Map<string, Record<string, unknown>>();
+  for (const row of stored) shapedStored.set(keyOf(row), shape(row));
+  return diffMaps(projection, new Map([...rebuilt].map(([key, row]) => [key, shape(row)])), shapedStored, approx);
+}
+
+/** The same walk over rows already shaped by key (for a projection whose stored rows take another shape than the rebuilt ones). */
+export function diffMaps(
+  projection: string, rebuilt: Map<string, object>, stored: Map<string, object>, approx: string[] = [],
+): Mismatch[] {
   const out: Mismatch[] = [];
-  for (const [key, row] of rebuilt) {
-    const s = byKey.get(key);
-    out.push(...diffRows(projection, key, shape(row), s === undefined ? undefined : shape(s), approx));
-  }
-  for (const [key, s] of byKey) if (!rebuilt.has(key)) out.push(...diffRows(projection, key, undefined, shape(s)));
+  for (const [key, row] of rebuilt) out.push(...diffRows(projection, key, row as Record<string, unknown>, stored.get(key) as Record<string, unknown> | undefined, approx));
+  for (const [key, s] of stored) if (!rebuilt.has(key)) out.push(...diffRows(projection, key, undefined, s as Record<string, unknown>));
   return out;
 }
 
