@@ -2,7 +2,7 @@
  * Static browse of a local page: svc's POST /v1/browse (auth, URL policy, robots.txt from cache,
  * metering charge, guarded fetch, extraction in the worker thread, browse log insert, `_svc`) against
  * a direct fetch of the same page plus the same extraction (a second extraction thread), in the
- * same run, alternating the paths so load on the machine hits each alike. Target: svc ≤ 1.3×.
+ * same run, alternating the paths so load on the machine hits each alike. Target: svc ≤ 1.2×.
  * Pages: three of the extraction corpus (news article, wiki article, forum thread, 3–5 KiB each);
  * with PAGES=medium one ~34 KiB article and with PAGES=large one ~154 KiB article (the wiki page's
  * paragraphs repeated, with its navigation and sidebars), closer to the size of real article pages.
