@@ -141,8 +141,14 @@ describe('MCP over Streamable HTTP', () => {
       const { tools } = await client.listTools();
       const passport = tools.find((x) => x.name === 'svc_passport')!;
       expect((passport.inputSchema.properties as any).action.enum).toContain('describe'); // POST /v1/agents/passport/description
-      const trust = tools.find((x) => x.name === 'svc_trust')!;
-      expect((trust.inputSchema.properties as any).action.enum).not.toContain('directory'); // GET /v1/agents is not served
+      // Each tool offers exactly the actions its tool file marks served (a route this instance has).
+      for (const tool of tools) {
+        const file = (await t.request('GET', `/mcp/v1/${tool.name.replace(/^svc_/, 'svc-').replace(/_/g, '-')}.json`)).body;
+        const served = (file.actions as { action: string; served: boolean }[]).filter((x) => x.served).map((x) => x.action).sort();
+        const offered = (tool.inputSchema.properties as any).action?.enum as string[] | undefined;
+        if (offered) expect([tool.name, [...offered].sort()]).toEqual([tool.name, served]);
+        else expect([tool.name, served.length]).toEqual([tool.name, 1]);
+      }
       const memory = tools.find((x) => x.name === 'svc_memory')!;
       const limit = (memory.inputSchema.properties as any).limit;
       expect(limit.anyOf.map((v: any) => v.maximum).sort()).toEqual([20, 50]); // search 1-20, context 1-50
