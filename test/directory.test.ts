@@ -227,6 +227,39 @@ describe('GET /v1/agents', () => {
     expect(await h.ids({ domain: twin })).toEqual(twins.map((x) => x.agentId).sort());
   });
 
+  test('reputation figures in a row equal the passport\'s: score, status and sub-signals, also when the 90-day window starts inside the day of the ratings', async () => {
+    const domain = label('figures');
+    const raters = await Promise.all([1, 2, 3, 4].map(() => t.registerAgent()));
+    const a = await h.listed({ domain });
+    const b = await h.listed({ domain, reputation_sub_signal_visibility: 'aggregate_only' });
+    for (const x of raters) {
+      expect((await h.rate(x, a)).status).toBe(201);
+      expect((await h.rate(x, b, 'error')).status).toBe(201);
+    }
+    const compare = async () => {
+      const rows = (await h.page({ domain })).body.agents;
+      for (const agent of [a, b]) {
+        const row = rows.find((x: any) => x.agent_id === agent.agentId);
+        const p = (await t.request('GET', `/v1/agents/${agent.agentId}/passport`)).body.passport;
+        expect(row.reputation_score).toBe(p.reputation.score);
+        expect(row.reputation_status).toBe(p.reputation.status);
+        expect(row.reputation_sub_signals).toEqual(p.reputation_sub_signals);
+      }
+      return rows;
+    };
+    const rows = await compare();
+    expect(rows[0].reputation_sub_signals.accuracy).toMatchObject({ interaction_count: 4 });
+    expect(rows[0].reputation_status).toBe('scored');
+    expect(rows[1].reputation_sub_signals).toBeUndefined();
+    // Almost 90 days on: the window starts on the ratings' day, a few hours before them.
+    const ratedAt = t.clock.now();
+    const windowStart = Math.floor(ratedAt / 86_400_000) * 86_400_000 + 60_000;
+    t.clock.set(windowStart + 90 * 86_400_000);
+    expect((await compare())[0].reputation_sub_signals.accuracy).toMatchObject({ interaction_count: 4 });
+    t.clock.advance(ratedAt - windowStart + 1000);
+    expect((await compare()).find((x: any) => x.agent_id === a.agentId).reputation_sub_signals.accuracy).toBeNull();
+  });
+
   test('limit is 1 to 100, default 20; out of range is 422; pages follow next_cursor to the end', async () => {
     const domain = label('limits');
     const made: string[] = [];

@@ -140,11 +140,11 @@ export function createReputationService(deps: ReputationDeps) {
       if (items.length === 0) return out;
       const from = at - SUB_SIGNAL_DECAY_MS;
       const subs = items.filter((x) => x.decomposed);
-      const [aggs, buckets, edge] = await Promise.all([
-        store.aggregatesOf(items),
-        subs.length ? store.bucketsOf(subs, from) : Promise.resolve([]),
-        subs.length ? store.edgeEventsOf(subs, from, Math.floor(from / DAY_MS) * DAY_MS + DAY_MS) : Promise.resolve([]),
-      ]);
+      const edgeDay = Math.floor(from / DAY_MS) * DAY_MS;
+      const [aggs, buckets] = await Promise.all([store.aggregatesOf(items), subs.length ? store.bucketsOf(subs, from) : Promise.resolve([])]);
+      // The events of the window's first day are read only for agents that have a bucket that day (most have none).
+      const edgeOf = subs.filter((x) => buckets.some((b) => b.agent_id === x.agentId && b.epoch === x.epoch && Number(b.day_start) === edgeDay));
+      const edge = edgeOf.length ? await store.edgeEventsOf(edgeOf, from, edgeDay + DAY_MS) : [];
       for (const x of items) {
         const all = aggs.find((a) => a.agent_id === x.agentId && a.epoch === x.epoch);
         const entry: { score: number; status: string; sub_signals?: Record<string, unknown> } = {
