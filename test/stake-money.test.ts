@@ -101,7 +101,7 @@ describe('money conservation', () => {
       }
       const parity = await t.request('GET', '/admin/trust/parity-check', { headers: admin });
       expect(parity.body.mismatches).toEqual([]);
-    });
+    }, 180_000); // about 150 requests and 25 ledger sums: seconds alone, far more on PGlite beside other test files
   }
 });
 
