@@ -115,7 +115,6 @@ export function dispositionFilename(header: string | null): string | null {
 /** A name safe to create in a directory: the last path segment, without control characters; null if nothing is left. */
 export function safeFilename(name: string | null): string | null {
   if (!name) return null;
-  // eslint-disable-next-line no-control-regex
   const base = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim();
   return base && base !== '.' && base !== '..' ? base : null;
 }

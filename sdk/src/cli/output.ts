@@ -20,7 +20,6 @@ export function cell(v: unknown, max = Infinity): string {
   else if (typeof v === 'string') s = v;
   else if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') s = String(v);
   else s = JSON.stringify(v);
-  // eslint-disable-next-line no-control-regex
   s = s.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '');
   if (max !== Infinity) s = s.replace(/\s*\n\s*/g, ' ');
   return s.length > max ? `${s.slice(0, Math.max(0, max - 1))}…` : s;
