@@ -52,7 +52,7 @@ export class Printer {
     const keyWidth = Math.max(0, ...keys.map((k) => k.length));
     const values = keys.map((k) => cell(rec[k]));
     const longest = Math.max(1, ...values.flatMap((v) => v.split('\n').map((l) => l.length)));
-    const table = new Table({ style: STYLE, wordWrap: true, wrapOnWordBoundary: false, colWidths: [keyWidth + 2, Math.min(this.room(keyWidth + 7), longest + 2)] });
+    const table = new Table({ style: STYLE, wordWrap: true, colWidths: [keyWidth + 2, Math.min(this.room(keyWidth + 7), longest + 2)] });
     keys.forEach((k, i) => table.push([k, values[i]]));
     this.line(table.toString());
   }
