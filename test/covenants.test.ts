@@ -8,7 +8,7 @@ import { createHash, createPublicKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase } from './helpers/engines';
 import { startTestApp, type TestApp } from './helpers/harness';
-import { admin, codeOf, DAY, HOUR, keyPair, logEntries, nodeSign, opensslKeyPair, signed } from './custody-support';
+import { admin, codeOf, DAY, HOUR, keyPair, logEntries, nodeSign, opensslKeyPair, signed, startOn } from './custody-support';
 
 const AMEND = 'svc.covenant.amend.v1';
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
@@ -350,7 +350,7 @@ describe('covenants older than the trust log', () => {
   test('get their covenant.bound entry at start-up, once; the parity check is clean', async () => {
     const db = await createTestDatabase();
     try {
-      const first = await startTestApp({ db });
+      const first = await startOn(db, {});
       const key = keyPair();
       const agentId = '6ba7b810-9dad-41d1-80b4-00c04fd430c8';
       const at = first.clock.now() - 10 * DAY;
@@ -373,7 +373,7 @@ describe('covenants older than the trust log', () => {
       await first.close();
 
       for (let i = 0; i < 2; i++) {
-        const again = await startTestApp({ db });
+        const again = await startOn(db, {});
         try {
           const entries = await logEntries(again, agentId);
           expect(entries.map((e) => e.kind)).toEqual(['epoch.opened', 'covenant.bound']);
@@ -388,5 +388,5 @@ describe('covenants older than the trust log', () => {
     } finally {
       await db.close();
     }
-  });
+  }, 180_000);
 });

@@ -9,7 +9,8 @@ import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestApp } from './helpers/harness';
+import type { TestDatabase } from './helpers/engines';
+import { startTestApp, type TestApp } from './helpers/harness';
 
 export const DAY = 86_400_000;
 export const HOUR = 3_600_000;
@@ -90,4 +91,16 @@ export async function logEntries(t: TestApp, agentId: string): Promise<{ index: 
 export async function parityOk(t: TestApp) {
   const r = await t.request('GET', '/admin/trust/parity-check', { headers: admin });
   return r.body;
+}
+
+/** An app on a database another app used before; PGlite's socket server frees its one connection slot a moment after the previous app leaves: retry. */
+export async function startOn(db: TestDatabase, env: Record<string, string>): Promise<TestApp> {
+  for (let i = 0; ; i++) {
+    try {
+      return await startTestApp({ db, env });
+    } catch (e) {
+      if (i >= 10 || !/Connection terminated/.test(String(e))) throw e;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
 }

@@ -16,7 +16,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/engines';
 import { startTestApp, type TestApp } from './helpers/harness';
 import { exitOf, startServerProcess } from './helpers/process';
 import { eventually } from './blobs-support';
-import { admin, codeOf, DAY, jcs, keyPair, logEntries, nodeSign, signedBytes } from './custody-support';
+import { admin, codeOf, DAY, jcs, keyPair, logEntries, nodeSign, signedBytes, startOn } from './custody-support';
 
 let db: TestDatabase;
 let receiver: HttpsReceiver;
@@ -51,7 +51,8 @@ describe('channel recovery and staged resurrection', () => {
     let secret = '';
 
     // ---- a real process delivers the code ----
-    const p = await startServerProcess({ ...env, NODE_EXTRA_CA_CERTS: receiver.certPath });
+    // A process start-up (tsx compiling svc) takes tens of seconds on a busy machine.
+    const p = await startServerProcess({ ...env, NODE_EXTRA_CA_CERTS: receiver.certPath }, { startTimeoutMs: 120_000 });
     try {
       const reg = await call(p.url, 'POST', '/v1/register', undefined, { agent_name: 'channel-agent', owner_identifier: 'channel-owner', agree_to_terms: true });
       expect(reg.status).toBe(201);
@@ -87,7 +88,7 @@ describe('channel recovery and staged resurrection', () => {
     }
 
     // ---- the same database, in process, 8 days later ----
-    const t: TestApp = await startTestApp({ db, env: { SVC_OUTBOUND_ALLOW_LOOPBACK: 'true', SVC_OUTBOUND_ALLOWED_PORTS: String(receiver.port) } });
+    const t: TestApp = await startOn(db, { SVC_OUTBOUND_ALLOW_LOOPBACK: 'true', SVC_OUTBOUND_ALLOWED_PORTS: String(receiver.port) });
     try {
       t.clock.set(Date.now() + 8 * DAY);
       // Initiate and complete are signed by the new passport key the intent names (not the old passport).
@@ -170,7 +171,7 @@ describe('channel recovery and staged resurrection', () => {
     } finally {
       await t.close();
     }
-  }, 180_000);
+  }, 300_000);
 });
 
 describe('channel refusals (in process)', () => {
@@ -209,5 +210,5 @@ describe('channel refusals (in process)', () => {
     } finally {
       await t.close();
     }
-  });
+  }, 120_000);
 });

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
-/** Runs `tsx src/main.ts` as a real process; resolves once it prints where it listens. */
-export async function startServerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+/** Runs `tsx src/main.ts` as a real process; resolves once it prints where it listens (within `startTimeoutMs`). */
+export async function startServerProcess(env: Record<string, string>, opts: { startTimeoutMs?: number } = {}): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -10,7 +10,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<{
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), opts.startTimeoutMs ?? 30_000);
     const check = () => {
       const m = /svc listening on (http:\/\/[^\s]+)/.exec(out);
       if (m) {
