@@ -9,7 +9,7 @@
  *
  * One database for the file; each test scopes its view with a domain label of its own.
  */
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -258,6 +258,25 @@ describe('GET /v1/agents', () => {
     expect((await compare())[0].reputation_sub_signals.accuracy).toMatchObject({ interaction_count: 4 });
     t.clock.advance(ratedAt - windowStart + 1000);
     expect((await compare()).find((x: any) => x.agent_id === a.agentId).reputation_sub_signals.accuracy).toBeNull();
+  });
+
+  test('a custody transfer starts the reputation afresh, and the rank with it, in the transfer\'s transaction', async () => {
+    const domain = label('custody');
+    const raters = await Promise.all([1, 2, 3].map(() => t.registerAgent()));
+    const a = await h.listed({ domain });
+    for (const x of raters) expect((await h.rate(x, a)).status).toBe(201);
+    const before = (await h.page({ domain })).body.agents[0];
+    expect(before.rank_score).toBeGreaterThan(0.5);
+    const incoming = generateKeyPairSync('ed25519');
+    const intent = await t.request('POST', '/v1/me/custody/transfer/intent', {
+      token: a.apiKey, body: { incoming_public_key: incoming.publicKey.export({ format: 'pem', type: 'spki' }).toString(), incoming_owner_identifier: `next-${randomUUID()}@example.test` },
+    });
+    expect(intent.status, intent.raw).toBe(201);
+    const signature = sign(null, Buffer.from(intent.body.sign_payload, 'utf8'), a.privateKeyPem).toString('base64');
+    const done = await t.request('POST', '/v1/me/custody/transfer/complete', { token: a.apiKey, body: { transfer_id: intent.body.transfer_id, passport_signature: signature } });
+    expect(done.status, done.raw).toBe(200);
+    const after = (await h.page({ domain })).body.agents[0];
+    expect(after).toMatchObject({ agent_id: a.agentId, rank_score: 0.5, reputation_score: 0.5, reputation_status: 'insufficient_data', trust_summary: { custody_epoch: 2 } });
   });
 
   test('limit is 1 to 100, default 20; out of range is 422; pages follow next_cursor to the end', async () => {

@@ -112,6 +112,16 @@ export function createDirectory(deps: DirectoryDeps) {
     return deps.reputation.scoresOf(ids.map((id) => ({ agentId: id, epoch: opened.get(id)?.epoch ?? 1 })), now, trx);
   }
 
+  /** A rating or dispute decision changed the agent's score (reputation, in its transaction). */
+  async function scoreChanged(trx: Transaction<Database>, agentId: string, score: number, at: number): Promise<void> {
+    // Most agents are not listed: one indexed read, no lock.
+    if ((await store.current([agentId], trx)).length === 0) return;
+    await store.lock(trx);
+    const [cur] = await store.current([agentId], trx);
+    if (!cur || Number(cur.synthetic) === 1) return;
+    await apply(trx, versioner(trx), agentId, cur, { ...cur, order_score: orderOf(score), score_at: at }, clock.now());
+  }
+
   async function hydrate(rows: DirectoryRanksTable[], now: number) {
     const real = rows.filter((r) => Number(r.synthetic) === 0).map((r) => r.agent_id);
     const [entries, opened, vouchRows] = real.length === 0
@@ -209,13 +219,11 @@ export function createDirectory(deps: DirectoryDeps) {
     },
 
     /** A rating or dispute decision changed the agent's score (reputation, in its transaction). */
-    async scoreChanged(trx: Transaction<Database>, agentId: string, score: number, at: number): Promise<void> {
-      // Most agents are not listed: one indexed read, no lock.
-      if ((await store.current([agentId], trx)).length === 0) return;
-      await store.lock(trx);
-      const [cur] = await store.current([agentId], trx);
-      if (!cur || Number(cur.synthetic) === 1) return;
-      await apply(trx, versioner(trx), agentId, cur, { ...cur, order_score: orderOf(score), score_at: at }, clock.now());
+    scoreChanged,
+
+    /** A custody transfer or recovery opened a new epoch (in its transaction): reputation starts again from the prior, and so does the rank. */
+    async epochRolled(trx: Transaction<Database>, agentId: string, at: number): Promise<void> {
+      await scoreChanged(trx, agentId, PRIOR_SCORE, at);
     },
 
     /** The passport was revoked (in its transaction): off the directory. */

@@ -35,6 +35,7 @@ export async function createDirectoryModule(deps: {
     cursorSecret: config.trust.directoryCursorSecret, cursorTtlMs: config.trust.directoryCursorTtlSeconds * 1000,
   });
   await directory.syncSynthetic();
+  deps.trust.epochs.onRollOver((trx, agentId, at) => directory.epochRolled(trx, agentId, at));
 
   // Re-rank (reputation decays) and reconcile at start and every SVC_DIRECTORY_REFRESH_SECONDS, one at a time.
   let refreshing: Promise<unknown> | undefined;

@@ -11,7 +11,11 @@ import type { TrustLog } from './log';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
+/** Told, in the transaction of a custody change, that the agent's open epoch rolled over (the directory's rank restarts with the reputation). */
+export type RollOverListener = (trx: Transaction<Database>, agentId: string, at: number) => Promise<void>;
+
 export function createEpochs(db: Kysely<Database>, log: TrustLog) {
+  const rollListeners: RollOverListener[] = [];
   /** Opens epoch `epoch` for the agent and records it in the log, inside `trx`. */
   async function open(trx: Transaction<Database>, agentId: string, epoch: number, at: number, openedBy: string): Promise<void> {
     const appended = await log.append(trx, { kind: 'epoch.opened', agentId, epoch, at, data: { opened_by: openedBy } });
@@ -37,7 +41,13 @@ export function createEpochs(db: Kysely<Database>, log: TrustLog) {
       const closedEntry = await log.append(trx, { kind: 'epoch.closed', agentId, epoch: row.epoch, at, data: { closed_by: reason } });
       await trx.updateTable('agent_epochs').set({ closed_at: at }).where('agent_id', '=', agentId).where('epoch', '=', row.epoch).execute();
       await open(trx, agentId, row.epoch + 1, at, reason);
+      for (const listener of rollListeners) await listener(trx, agentId, at);
       return { closed: row.epoch, opened: row.epoch + 1, closedLogIndex: closedEntry.index };
+    },
+
+    /** A module that keeps something per current epoch listens here (built after the trust module). */
+    onRollOver(listener: RollOverListener) {
+      rollListeners.push(listener);
     },
 
     /** The open epoch's number (1 for an agent the log has not seen yet). */
