@@ -7,16 +7,10 @@
  * except the alt text of a formula drawn as an image (`{\displaystyle ...}`). Works on any DOM with
  * nodeType/tagName/childNodes (linkedom here).
  */
+import type { DomNode } from './dom-node';
 import { mathText } from './math-text';
 
-// Minimal structural view of a DOM node, so this file does not need the DOM type library.
-export interface DomNode {
-  nodeType: number;
-  nodeName: string;
-  textContent: string | null;
-  childNodes: ArrayLike<DomNode>;
-  getAttribute?(name: string): string | null;
-}
+export type { DomNode } from './dom-node';
 
 const SKIP = new Set([
   'SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'CANVAS', 'IFRAME', 'OBJECT', 'EMBED', 'HEAD', 'TITLE',

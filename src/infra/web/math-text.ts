@@ -4,7 +4,7 @@
  * `√`, tables row by row); a `<semantics>` element gives its first child, and annotations (TeX,
  * content MathML) are read only when there is no presentation markup. `alttext` is the last resort.
  */
-import type { DomNode } from './html-text';
+import type { DomNode } from './dom-node';
 
 const tag = (n: DomNode) => n.nodeName.toLowerCase().replace(/^m:/, '');
 const elements = (n: DomNode): DomNode[] => Array.from(n.childNodes).filter((c) => c.nodeType === 1);
