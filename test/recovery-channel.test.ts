@@ -153,7 +153,8 @@ describe('channel recovery and staged resurrection', () => {
       expect((await t.request('PUT', '/v1/memory/free-write', { token: root, body: { value: 1 } })).status).toBe(200);
 
       const trace = (await t.request('GET', `/admin/trust/decision-trace/${agentId}`, { headers: admin })).body;
-      expect(trace.facts.staged_resurrection.value).toMatchObject({ until });
+      expect(trace.facts.staged_resurrection.value).toMatchObject({ until, intent_id: intentId });
+      expect((await t.request('GET', '/admin/trust/adoption', { headers: admin })).body.custody.staged_resurrections_active).toBe(1);
       expect(trace.facts.staged_resurrection.log_indexes).toHaveLength(1);
 
       // ---- 14 days later: restrictions lifted ----

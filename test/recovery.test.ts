@@ -143,6 +143,9 @@ describe('the whole path with an openssl recovery key', () => {
       expect(parity.mismatches).toEqual([]);
       const trace = (await t.request('GET', `/admin/trust/decision-trace/${a.agentId}`, { headers: admin })).body;
       expect(trace.facts.recovery_intent.value).toEqual({ intent_id: intentId, state: 'completed' });
+      expect(trace.facts.staged_resurrection.value).toBeNull();
+      const adoption = (await t.request('GET', '/admin/trust/adoption', { headers: admin })).body;
+      expect(adoption.custody).toMatchObject({ recovery_intents_by_state: { completed: 1, open: 0 }, staged_resurrections_active: 0 });
       expect(trace.facts.current_epoch.value).toBe(2);
     } finally {
       ossl.close();

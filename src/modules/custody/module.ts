@@ -59,7 +59,7 @@ export function createCustodyModule(deps: {
     replay: custodyReplayer(store),
     trace: async (agentId) => {
       const now = clock.now();
-      const [covenant, latest, staged] = await Promise.all([store.activeCovenant(agentId), store.latestIntent(agentId), restrictions.stagedUntil(agentId)]);
+      const [covenant, latest, staged] = await Promise.all([store.activeCovenant(agentId), store.latestIntent(agentId), store.stagedIntent(agentId, now)]);
       return {
         covenant: {
           value: covenant?.template_id ?? null,
@@ -72,9 +72,9 @@ export function createCustodyModule(deps: {
           log_indexes: latest ? [Number(latest.opened_log_index), ...(latest.closed_log_index === null ? [] : [Number(latest.closed_log_index)])] : [],
         },
         staged_resurrection: {
-          value: staged === undefined ? null : { until: iso(staged), restricts: [...STAGED_RESTRICTIONS] },
+          value: staged ? { until: iso(Number(staged.staged_until)), intent_id: staged.intent_id, restricts: [...STAGED_RESTRICTIONS] } : null,
           rule: `a recovery completed through a channel covenant (the weak tier) restricts spending credit, custody transfer and commons writes for ${STAGED_RESURRECTION_DAYS} days`,
-          log_indexes: staged === undefined || !latest?.closed_log_index ? [] : [Number(latest.closed_log_index)],
+          log_indexes: staged?.closed_log_index === null || staged?.closed_log_index === undefined ? [] : [Number(staged.closed_log_index)],
         },
       };
     },

@@ -145,14 +145,21 @@ export function createCustodyStore(db: Kysely<Database>) {
     },
 
     async intentCounts(now: number) {
-      const rows = await db.selectFrom('recovery_intents').select(['status', 'lapses_at']).execute();
-      const out: Record<string, number> = { open: 0, initiated: 0, vetoed: 0, completed: 0, lapsed: 0 };
-      for (const r of rows) {
-        const s = (r.status === 'open' || r.status === 'initiated') && now >= Number(r.lapses_at) ? 'lapsed' : r.status;
-        out[s] = (out[s] ?? 0) + 1;
-      }
-      const staged = await db.selectFrom('recovery_intents').select((eb) => eb.fn.countAll<number>().as('n')).where('staged_until', '>', now).executeTakeFirstOrThrow();
-      return { recovery_intents_by_state: out, staged_resurrections_active: Number(staged.n) };
+      const lapsing = (eb: any) => eb.and([eb('status', 'in', ['open', 'initiated']), eb('lapses_at', '<=', now)]);
+      const [byStatus, lapsed, staged] = await Promise.all([
+        db.selectFrom('recovery_intents').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).where((eb) => eb.not(lapsing(eb))).groupBy('status').execute(),
+        db.selectFrom('recovery_intents').select((eb) => eb.fn.countAll<number>().as('n')).where(lapsing).executeTakeFirstOrThrow(),
+        db.selectFrom('recovery_intents').select((eb) => eb.fn.countAll<number>().as('n')).where('staged_until', '>', now).executeTakeFirstOrThrow(),
+      ]);
+      const states: Record<string, number> = { open: 0, initiated: 0, vetoed: 0, completed: 0, lapsed: Number(lapsed.n) };
+      for (const r of byStatus) states[r.status] = Number(r.n);
+      return { recovery_intents_by_state: states, staged_resurrections_active: Number(staged.n) };
+    },
+
+    /** The completed intent whose staged resurrection runs at `now` (its closing entry is the trace's evidence). */
+    stagedIntent(agentId: string, now: number) {
+      return db.selectFrom('recovery_intents').selectAll().where('agent_id', '=', agentId).where('staged_until', '>', now)
+        .orderBy('staged_until', 'desc').limit(1).executeTakeFirst();
     },
   };
 }
