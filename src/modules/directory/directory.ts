@@ -60,6 +60,7 @@ export interface DirectoryDeps {
 export interface PageQuery { limit: number; cursor?: string; agent_type?: string; domain?: string; bridge_only?: boolean }
 
 type RankRow = Omit<DirectoryRanksTable, 'valid_from' | 'valid_to' | 'closed_at'>;
+type AgentState = Awaited<ReturnType<DirectoryEntries['states']>> extends Map<string, infer S> ? S : never;
 
 const micro = (score: number) => Math.max(0, Math.min(MICRO, Math.round(score * MICRO)));
 const orderOf = (score: number) => MICRO - micro(score);
@@ -124,15 +125,15 @@ export function createDirectory(deps: DirectoryDeps) {
 
   async function hydrate(rows: DirectoryRanksTable[], now: number) {
     const real = rows.filter((r) => Number(r.synthetic) === 0).map((r) => r.agent_id);
-    const [entries, opened, vouchRows] = real.length === 0
-      ? [new Map<string, DirectoryEntry>(), new Map<string, { epoch: number; openedAt: number }>(), []]
-      : await Promise.all([deps.entries.entries(real), deps.epochs.openOf(real), deps.vouches.activeByTarget(real)]);
+    const [states, opened, vouchRows] = real.length === 0
+      ? [new Map<string, AgentState>(), new Map<string, { epoch: number; openedAt: number }>(), []]
+      : await Promise.all([deps.entries.states(real), deps.epochs.openOf(real), deps.vouches.activeByTarget(real)]);
     // An agent that unlisted, was revoked or suspended since the walk began is left out.
-    const live = real.map((id) => entries.get(id)).filter((e): e is DirectoryEntry => e !== undefined && e.listed);
+    const live = real.filter((id) => states.get(id)?.listed);
     const epochOf = (id: string) => opened.get(id)?.epoch ?? 1;
     const [levels, standings] = await Promise.all([
-      deps.levels.ofMany(live.map((e) => ({ agentId: e.agentId, status: e.status, frozen: e.frozen, createdAt: e.createdAt })), opened),
-      deps.reputation.standingsOf(live.map((e) => ({ agentId: e.agentId, epoch: epochOf(e.agentId), decomposed: e.decomposed })), now),
+      deps.levels.ofMany(live.map((id) => ({ agentId: id, ...(states.get(id) as AgentState) })), opened),
+      deps.reputation.standingsOf(live.map((id) => ({ agentId: id, epoch: epochOf(id), decomposed: (states.get(id) as AgentState).decomposed })), now),
     ]);
     const out: Static<typeof DirectoryRow>[] = [];
     for (const r of rows) {
@@ -157,8 +158,7 @@ export function createDirectory(deps: DirectoryDeps) {
         });
         continue;
       }
-      const e = entries.get(r.agent_id);
-      if (!e || !e.listed) continue;
+      if (!states.get(r.agent_id)?.listed) continue;
       const s = standings.get(r.agent_id);
       const epoch = epochOf(r.agent_id);
       out.push({

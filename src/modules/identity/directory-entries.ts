@@ -47,6 +47,17 @@ export function createDirectoryEntries(db: Kysely<Database>) {
       return out;
     },
 
+    /** What a directory page needs to know now of these agents: still listed, status and frozen (levels), sub-signal visibility. */
+    async states(agentIds: string[]): Promise<Map<string, { listed: boolean; status: string; frozen: number; createdAt: number; decomposed: boolean }>> {
+      const rows = await db.selectFrom('agents as a').innerJoin('passports as p', 'p.agent_id', 'a.agent_id')
+        .select(['a.agent_id', 'a.status', 'a.frozen', 'a.created_at', 'p.listed', 'p.revoked_at', 'p.sub_signal_visibility'])
+        .where('a.agent_id', 'in', agentIds).execute();
+      return new Map(rows.map((r) => [r.agent_id, {
+        listed: Number(r.listed) === 1 && r.revoked_at === null && r.status === 'active', status: r.status, frozen: Number(r.frozen),
+        createdAt: Number(r.created_at), decomposed: r.sub_signal_visibility === 'decomposed',
+      }]));
+    },
+
     /** Ids of agents whose passport says listed, in id order after `after` (the directory's refresh pages through them). */
     async listedIds(after: string | undefined, limit: number): Promise<string[]> {
       let q = db.selectFrom('passports').select('agent_id').where('listed', '=', 1);

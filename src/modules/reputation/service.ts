@@ -15,7 +15,7 @@ import { DAY_MS, utcDay } from '../../lib/utc';
 import type { Epochs } from '../trust/epochs';
 import type { TrustLog } from '../trust/log';
 import {
-  CATEGORIES, halfLifeFactor, linearBeta, MIN_INTERACTIONS, raterWeight, reputationObject, scoreAt, subSignal, SUB_SIGNAL_DECAY_MS,
+  CATEGORIES, halfLifeFactor, linearBeta, MIN_INTERACTIONS, raterWeight, reputationObject, scoreAt, subSignal, subSignalPoint, SUB_SIGNAL_DECAY_MS,
   type Category, type DayBucket, type Outcome,
 } from './model';
 import { ALL, ratedEvent } from './projection';
@@ -156,7 +156,7 @@ export function createReputationService(deps: ReputationDeps) {
               .map((b) => ({ ...b, day_start: Number(b.day_start) }) as DayBucket);
             const edgeEv = edge.filter((e) => e.subject_agent_id === x.agentId && e.epoch === x.epoch && e.category === c)
               .map((e) => ({ outcome: e.outcome as Outcome, weight: e.rater_weight, at: Number(e.created_at) }));
-            return [c, subSignal(linearBeta(days, edgeEv, at))];
+            return [c, subSignalPoint(linearBeta(days, edgeEv, at))];
           }));
         }
         out.set(x.agentId, entry);

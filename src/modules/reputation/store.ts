@@ -162,18 +162,16 @@ export function createReputationStore(db: Kysely<Database>, engine: Engine) {
       return db.selectFrom('reputation_aggregates').selectAll().where('agent_id', '=', agent).where('epoch', '=', epoch).execute();
     },
 
-    /** The 'all' aggregates of many (agent, epoch) pairs. */
+    /** The 'all' aggregates of these agents, every epoch (the caller keeps the one it wants; agents have few). */
     aggregatesOf(pairs: { agentId: string; epoch: number }[], trx: Db = db) {
       return trx.selectFrom('reputation_aggregates').selectAll()
-        .where((eb) => eb.or(pairs.map((p) => eb.and([eb('agent_id', '=', p.agentId), eb('epoch', '=', p.epoch), eb('category', '=', ALL)]))))
-        .execute();
+        .where('agent_id', 'in', pairs.map((p) => p.agentId)).where('category', '=', ALL).execute();
     },
 
-    /** Day buckets of many (agent, epoch) pairs from the day holding `from` on. */
+    /** Day buckets of these agents from the day holding `from` on, every epoch (the caller keeps the one it wants). */
     bucketsOf(pairs: { agentId: string; epoch: number }[], from: number) {
       return db.selectFrom('reputation_day_buckets').selectAll()
-        .where((eb) => eb.or(pairs.map((p) => eb.and([eb('agent_id', '=', p.agentId), eb('epoch', '=', p.epoch)]))))
-        .where('day_start', '>=', dayStart(from)).execute();
+        .where('agent_id', 'in', pairs.map((p) => p.agentId)).where('day_start', '>=', dayStart(from)).execute();
     },
 
     /** Counted events of many (agent, epoch) pairs in (from, to). */
