@@ -6,7 +6,7 @@
 import { open } from 'node:fs/promises';
 import { corrupt } from './errors';
 import { describeBytes } from './detect';
-import { inspectZip, type EntryObserver, type ZipArchive } from './zip';
+import { inspectZip, type InspectOptions, type ZipArchive } from './zip';
 import type { ParseLimits, ParseMetadata } from './types';
 
 type Office = 'docx' | 'xlsx' | 'pptx';
@@ -19,13 +19,13 @@ const mainTypes: [Office, RegExp][] = [
 const names: Record<Office, string> = { docx: 'a Word document (DOCX)', xlsx: 'an Excel workbook (XLSX)', pptx: 'a PowerPoint presentation (PPTX)' };
 
 /** Opens an OOXML package of the expected kind, or fails saying what the file is instead. */
-export async function openOoxml(path: string, want: 'docx' | 'xlsx', limits: ParseLimits, observe?: EntryObserver): Promise<ZipArchive> {
+export async function openOoxml(path: string, want: 'docx' | 'xlsx', limits: ParseLimits, options: InspectOptions = {}): Promise<ZipArchive> {
   const label = want.toUpperCase();
   const head = await firstBytes(path, 1024);
   if (!(head[0] === 0x50 && head[1] === 0x4b)) {
     throw corrupt(`content does not match its type: expected ${names[want]}, found ${describeBytes(head)}`);
   }
-  const zip = await inspectZip(path, limits, label, observe);
+  const zip = await inspectZip(path, limits, label, options);
   const types = await zip.readText('[Content_Types].xml', 1024 * 1024);
   if (types === undefined) throw corrupt(`content does not match its type: a ZIP archive without [Content_Types].xml is not ${names[want]}`);
   const found = mainTypes.find(([, re]) => re.test(types))?.[0];

@@ -41,7 +41,7 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
   // Merged ranges, headers/footers and ISO date cells are picked out while the guard inflates the
   // sheets (xlsx-extras.ts); exceljs' streaming reader skips them.
   const scanner = new SheetScanner();
-  const zip = await openOoxml(path, 'xlsx', budget.limits, scanner.observe);
+  const zip = await openOoxml(path, 'xlsx', budget.limits, { observe: scanner.observe });
   const meta = await readCoreProperties(zip);
   const { maxSourceRows, maxColumns } = budget.limits;
   const ExcelJS = load();
@@ -58,7 +58,7 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
     entries: 'ignore',
   });
   const nf = await loadNumfmt();
-  const display = (cell: StreamCell): Shown => shownCell(cell, nf);
+  const display = (cell: StreamCell): string => shownText(cell, nf);
   const read: { sheet: StreamSheet; table: TableBlock; columns: number; extras?: SheetExtras }[] = [];
   let total = 0;
   let scanned = 0;
@@ -101,10 +101,10 @@ export async function extractXlsx(path: string, budget: Budget): Promise<Extract
           if (col > maxColumns) { budget.truncate('columns'); return; }
           // A date stored as ISO 8601 text (type d, Strict workbooks), which exceljs reads as a number.
           const iso = dates?.get(`${columnName(col)}${row.number}`);
-          const shown = display(iso === undefined ? cell : { value: isoDate(iso) ?? iso, numFmt: cell.numFmt });
-          cells[col - 1] = shown.text;
-          if (shown.value !== undefined) (values ??= [])[col - 1] = shown.value;
-          if (blank && !isBlank(shown.text)) blank = false;
+          const text = display(iso === undefined ? cell : { value: isoDate(iso) ?? iso, numFmt: cell.numFmt });
+          cells[col - 1] = text;
+          if (shownValue !== undefined) (values ??= [])[col - 1] = shownValue;
+          if (blank && !isBlank(text)) blank = false;
         });
         if (merges.active) {
           // Inside a merged range spanning rows, the value of its first cell shows on every row.
@@ -223,7 +223,6 @@ function isoDate(text: string): Date | undefined {
 }
 
 type CellValue = number | boolean | string | null;
-interface Shown { text: string; value?: CellValue }
 
 /**
  * Formats Excel shows as the reader's locale short date or date-time (built-in ids 14 and 22, named
@@ -234,30 +233,51 @@ const dayMs = 86_400_000;
 /** Serial day number of 1970-01-01 in the 1900 date system (exceljs' dates are UTC instants). */
 const unixEpochSerial = 25_569;
 
-/** What a cell shows: its number format applied; `value` when a program would want the number. */
-function shownCell(cell: StreamCell, nf: NumFmt): Shown {
+/**
+ * The value of the cell shownText read last, when a program would want it beside the text (a number
+ * shown formatted, a date), else undefined. Module state rather than a { text, value } object per
+ * cell: hundreds of thousands of cells made that a measurable share of the garbage collector's work.
+ */
+let shownValue: CellValue | undefined;
+
+const isGeneral = (format: string) => format === 'General' || /^general$/i.test(format);
+
+/** What a cell shows: its number format applied (its value, when wanted, in shownValue). */
+function shownText(cell: StreamCell, nf: NumFmt): string {
+  shownValue = undefined;
   let value = cell.value;
+  if (typeof value === 'string') return value;
   if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
     const v = value as Record<string, unknown>;
     if ('formula' in v || 'sharedFormula' in v) value = v.result;
   }
-  const format = cell.numFmt;
-  if (typeof value === 'number' && Number.isFinite(value) && format && !/^general$/i.test(format)) {
-    const text = formatWith(nf, format, value);
-    if (text !== undefined) return text === formatNumber(value) ? { text } : { text, value };
+  if (typeof value === 'number') {
+    const format = cell.numFmt;
+    if (Number.isFinite(value) && format && !isGeneral(format)) {
+      const text = formatWith(nf, format, value);
+      if (text !== undefined) {
+        if (text !== formatNumber(value)) shownValue = value;
+        return text;
+      }
+    }
+    return formatNumber(value);
   }
   if (value instanceof Date && !Number.isNaN(value.getTime())) {
     const iso = formatDate(value);
+    const format = cell.numFmt;
     if (format && !localeDateFormats.has(format)) {
       // exceljs turned the serial number into an instant (1904 date system included); numfmt takes
       // the 1900 system's serial of that instant.
       const serial = value.getTime() / dayMs + unixEpochSerial;
       const text = formatWith(nf, format, serial);
-      if (text !== undefined && text !== '') return { text, value: iso };
+      if (text !== undefined && text !== '') {
+        shownValue = iso;
+        return text;
+      }
     }
-    return { text: iso };
+    return iso;
   }
-  return { text: cellText(value) };
+  return cellText(value);
 }
 
 const badFormats = new Set<string>();
@@ -307,7 +327,8 @@ function isBlank(text: string): boolean {
 /** Like Excel: integers as they are, other numbers to 15 significant digits. */
 function formatNumber(n: number): string {
   const s = String(n);
-  if (!Number.isFinite(n) || Number.isInteger(n)) return s;
+  // Fifteen characters cannot hold more than fifteen significant digits (most numbers stop here).
+  if (s.length <= 15 || !Number.isFinite(n) || Number.isInteger(n)) return s;
   // The shortest round-trip form is already the answer when it has at most 15 significant digits
   // (rounding to 15 digits and back gives the same number); only longer ones need rounding.
   let digits = 0;
