@@ -428,6 +428,37 @@ describe('GET /v1/agents', () => {
     expect(fresh.slice(0, 5).some((id) => joined.has(id))).toBe(true);
   }, 600_000);
 
+  test('descriptions, ratings, revocations and walks at the same time: one current row per agent, the answers agree with the final state', async () => {
+    const domain = label('race');
+    const raters = await Promise.all([1, 2, 3, 4].map(() => t.registerAgent()));
+    const agents = [];
+    for (let i = 0; i < 12; i++) agents.push(await h.listed({ domain }));
+    const ops: Promise<unknown>[] = [];
+    for (let round = 0; round < 4; round++) {
+      agents.forEach((a, i) => {
+        ops.push(h.describeAs(a, { listed: (i + round) % 3 !== 0, bio: `round ${round}` }));
+        ops.push(h.rate(raters[(i + round) % raters.length], a, (i + round) % 2 ? 'approved' : 'error'));
+        if (round === 3 && i % 5 === 0) ops.push(t.request('POST', '/v1/me/passport/revoke', { token: a.apiKey }));
+        ops.push(h.page({ domain, limit: 5 }));
+      });
+    }
+    const results = (await Promise.all(ops)) as { status: number; raw: string }[];
+    for (const r of results) expect([200, 201, 403, 409], r.raw).toContain(r.status);
+    const current = await t.database.db.selectFrom('directory_ranks').select(['agent_id', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('valid_to', 'is', null).where('agent_id', 'in', agents.map((a) => a.agentId)).groupBy('agent_id').execute();
+    for (const c of current) expect(Number(c.n)).toBe(1);
+    // The directory shows exactly the agents whose passport says listed and is not revoked, with their last bio and score.
+    const passports = await t.database.db.selectFrom('passports').select(['agent_id', 'listed', 'revoked_at', 'bio']).where('agent_id', 'in', agents.map((a) => a.agentId)).execute();
+    const expected = passports.filter((p) => Number(p.listed) === 1 && p.revoked_at === null).map((p) => p.agent_id).sort();
+    const rows = await h.walk({ domain, limit: 7 });
+    expect(rows.map((x) => x.agent_id).sort()).toEqual(expected);
+    expect(current.map((c) => c.agent_id).sort()).toEqual(expected);
+    for (const row of rows) {
+      expect(row.bio).toBe(passports.find((p) => p.agent_id === row.agent_id)?.bio);
+      expect(row.rank_score).toBe(row.reputation_score);
+    }
+  }, 120_000);
+
   test('the trust log parity check stays clean', async () => {
     const r = await t.request('GET', '/admin/trust/parity-check', { headers: ADMIN });
     expect(r.status).toBe(200);

@@ -44,7 +44,7 @@ export const DirectoryRow = Type.Object({
   }),
   reputation_score: Nullable(Type.Number({ description: 'The passport\'s reputation.score now (null for a synthetic profile)' })),
   reputation_status: Type.String(),
-  reputation_sub_signals: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Per category, null below 3 interactions; only when the agent\'s visibility is decomposed' })),
+  reputation_sub_signals: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Per category, null below 3 interactions, else score, beta_alpha, beta_beta, interaction_count, decay (the passport adds the credible interval); only when the agent\'s visibility is decomposed' })),
   rank_score: Type.Number({ description: 'The score the order uses (the walk\'s version of the directory)' }),
   registered_at: Type.String(),
 });
