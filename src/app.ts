@@ -161,7 +161,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // ---- modules ----
   await app.register(identityRoutes({ identity, envelope, baseUrl: config.core.baseUrl }));
   // Reputation on the trust log; passports and agent cards show its figures.
-  const reputation = createReputationModule({ config, database, clock, envelope, trust, profile: (id) => identity.trustProfile(id) });
+  const reputation = createReputationModule({ config, database, clock, envelope, trust, profile: (id, opts) => identity.trustProfile(id, opts) });
   identity.useReputation((id, decomposed) => reputation.service.current(id, decomposed));
   trust.addProjection({
     trace: async (id) => {

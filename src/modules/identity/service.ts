@@ -318,14 +318,15 @@ export function createIdentityService(deps: IdentityDeps) {
     },
 
     /** What the trust layer needs to know of an agent; undefined when there is none. */
-    async trustProfile(agentId: string) {
+    /** `levels: false` leaves trustLevels empty, for a caller that needs only the agent's existence and status (no stake or epoch reads). */
+    async trustProfile(agentId: string, opts: { levels?: boolean } = {}) {
       if (!isUuid(agentId)) return undefined;
       const id = agentId.toLowerCase();
       const [agent, passport] = await Promise.all([store.findAgent(id), store.findPassport(id)]);
       if (!agent || !passport) return undefined;
       return {
         agentId: id, owner: agent.owner_identifier, active: agent.status === 'active', passportActive: passport.revoked_at === null,
-        trustLevels: await levelsOfAgent(agent), subSignalVisibility: passport.sub_signal_visibility,
+        trustLevels: opts.levels === false ? [] : await levelsOfAgent(agent), subSignalVisibility: passport.sub_signal_visibility,
         skills: JSON.parse(passport.skills) as string[],
       };
     },

@@ -13,7 +13,7 @@ import { DISPUTES_PER_DAY } from './model';
 
 export function createReputationModule(deps: {
   config: Config; database: DatabaseHandle; clock: Clock; envelope: EnvelopeBuilder; trust: TrustModule;
-  profile: (agentId: string) => Promise<AgentProfile | undefined>;
+  profile: (agentId: string, opts?: { levels?: boolean }) => Promise<AgentProfile | undefined>;
 }) {
   const store = createReputationStore(deps.database.db, deps.database.engine);
   const service = createReputationService({

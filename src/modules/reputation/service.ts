@@ -37,7 +37,8 @@ export interface ReputationDeps {
   log: TrustLog;
   epochs: Epochs;
   clock: Clock;
-  profile: (agentId: string) => Promise<AgentProfile | undefined>;
+  /** `levels: false`: trustLevels may be left empty (the caller needs only existence and status). */
+  profile: (agentId: string, opts?: { levels?: boolean }) => Promise<AgentProfile | undefined>;
   /** Ratings one rater may give per UTC day. */
   ratingsPerDay: number;
   /** Disputes one agent may file per UTC day. */
@@ -172,7 +173,8 @@ export function createReputationService(deps: ReputationDeps) {
 
     async rate(raterId: string, input: InteractionInput) {
       const subject = input.subject_agent_id.toLowerCase();
-      const [rater, target] = await Promise.all([deps.profile(raterId), deps.profile(subject)]);
+      // The rater's levels weigh its rating; of the subject only its existence and status matter.
+      const [rater, target] = await Promise.all([deps.profile(raterId), deps.profile(subject, { levels: false })]);
       if (!target) throw new ApiError(404, 'SUBJECT_NOT_FOUND', 'No agent with this subject_agent_id');
       if (!rater || !rater.active || !rater.passportActive) {
         throw new ApiError(404, 'RATER_NOT_FOUND', 'The rating agent has no active passport; only an active agent can rate');
