@@ -104,7 +104,13 @@ export async function rewriteMainPart(xml: string, rels: Map<string, string>, pa
   if (parts.exists(numberingPart) && out.includes('<w:p')) {
     const stylesPart = rels.get(partOf('styles') ?? '') ?? 'word/styles.xml';
     const numbering = readNumbering(await parts.read(numberingPart, 'utf-8'), parts.exists(stylesPart) ? await parts.read(stylesPart, 'utf-8') : undefined);
-    if (numbering.nums.size > 0) out = labelParagraphs(out, numbering);
+    if (numbering.nums.size > 0) {
+      // mammoth reads an alternate's fallback only: a numbered paragraph in a text box (written in
+      // the choice and again in the fallback) is counted once, in the fallback.
+      const choices: string[] = [];
+      const masked = out.replace(/<mc:Choice\b[\s\S]*?<\/mc:Choice>(?=\s*<mc:Fallback)/g, (c) => `\u0000${choices.push(c) - 1}\u0000`);
+      out = labelParagraphs(masked, numbering).replace(/\u0000(\d+)\u0000/g, (_, i: string) => choices[Number(i)]!);
+    }
   }
 
   // Headers first, footers last, each distinct text once (first-page, even and default headers

@@ -220,6 +220,7 @@ describe('DOCX: what a reader sees around and beside the body', () => {
       'Parts:', 'I. Scope\nII. Terms',
       '1. Definitions', '1.1. Meaning of words', '1.2. Headings', '2. Notices',
       '- A bullet',
+      'Boxed:', 'III. In a box\nIV. Appendix',
     ].join('\n\n'));
   });
 });
