@@ -31,6 +31,14 @@ async function open(engine: 'sqlite' | 'postgres', serverUrl?: string): Promise<
 }
 
 describe('tokenize', () => {
+  test('a 512 KB run of capitals (the largest memory value) is tokenised in linear time, not hung on backtracking', () => {
+    const t0 = performance.now();
+    expect(tokenize('A'.repeat(524_286))).toEqual(['a'.repeat(64)]);
+    expect(tokenize(`${'Ab'.repeat(60)}Cd`)).toContain('ab');
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    expect(tokenize('HTTPServerError XMLHttpRequest')).toEqual(['httpservererror', 'http', 'server', 'error', 'xmlhttprequest', 'xml', 'http', 'request']);
+  });
+
   test('case, accents, full-width letters, identifiers, CJK, stop words, plurals', () => {
     expect(normalizeText('ÉCOLE Ｃａｆé')).toBe('ecole cafe');
     expect(tokenize('The BACKUPS run Nightly')).toEqual(['backup', 'run', 'nightly']);

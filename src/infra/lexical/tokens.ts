@@ -68,11 +68,19 @@ export function stem(w: string): string {
 }
 const undouble = (w: string) => (/([bdfgmnprt])\1$/.test(w) ? w.slice(0, -1) : w);
 
-/** Splits an identifier-like run at camelCase and letter/digit boundaries (on the original case). */
+/** Longest run split as an identifier: identifiers are short, and longer runs are not split at all. */
+const MAX_IDENTIFIER_CHARS = 128;
+
+/**
+ * Splits an identifier-like run at camelCase and letter/digit boundaries (on the original case).
+ * Every pattern looks at most two characters ahead, so the work is linear in the run's length (a
+ * greedy `\p{Lu}+` followed by more upper case backtracked quadratically on a long capital run).
+ */
 function identifierParts(run: string): string[] {
+  if (run.length > MAX_IDENTIFIER_CHARS) return [run];
   return run
     .replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2')
-    .replace(/(\p{Lu}+)(\p{Lu}\p{Ll})/gu, '$1 $2')
+    .replace(/(\p{Lu})(?=\p{Lu}\p{Ll})/gu, '$1 ')
     .replace(/(\p{L})(\p{N})/gu, '$1 $2')
     .replace(/(\p{N})(\p{L})/gu, '$1 $2')
     .split(' ')
