@@ -2111,7 +2111,7 @@ export interface paths {
                                 };
                                 reputation_score: number | null;
                                 reputation_status: string;
-                                /** @description Per category, null below 3 interactions; only when the agent's visibility is decomposed */
+                                /** @description Per category, null below 3 interactions, else score, beta_alpha, beta_beta, interaction_count, decay (the passport adds the credible interval); only when the agent's visibility is decomposed */
                                 reputation_sub_signals?: {
                                     [key: string]: unknown;
                                 };
