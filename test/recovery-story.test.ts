@@ -10,29 +10,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/harness';
 import { codeOf, DAY, logEntries, nodeSign, opensslKeyPair, signedBytes } from './custody-support';
 
-const sha = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
-const leafOf = (bytes: Buffer) => sha(Buffer.from([0]), bytes);
-const node = (l: Buffer, r: Buffer) => sha(Buffer.from([1]), l, r);
-
-/** RFC 9162 §2.1.3.2: the root an inclusion proof leads to, or null. */
-function rootFromInclusion(index: number, size: number, leaf: Buffer, proof: Buffer[]): Buffer | null {
-  if (index >= size) return null;
-  let fn = index;
-  let sn = size - 1;
-  let r = leaf;
-  for (const p of proof) {
-    if (sn === 0) return null;
-    if (fn % 2 === 1 || fn === sn) {
-      r = node(p, r);
-      if (fn % 2 === 0) while (fn % 2 === 0 && fn !== 0) { fn >>= 1; sn >>= 1; }
-    } else {
-      r = node(r, p);
-    }
-    fn >>= 1;
-    sn >>= 1;
-  }
-  return sn === 0 ? r : null;
-}
+import { leafOf, rootFromInclusion } from './helpers/rfc9162';
 
 let t: TestApp;
 
