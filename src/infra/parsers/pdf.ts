@@ -28,12 +28,12 @@ export async function preloadPdf(): Promise<void> {
 
 const packageDir = dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
 const assets = {
-  // The CMaps pdfjs ships (CJK text in fonts without a ToUnicode map); the trailing slash matters.
+  // Trailing slashes matter: pdfjs appends file names.
   cMapUrl: join(packageDir, 'cmaps') + '/',
-  // No standardFontDataUrl: it makes pdfjs load and parse a font program for each of the standard
-  // 14 fonts a document names without embedding, which only rendering needs. The text items (text,
-  // widths, positions) are the same without it (Helvetica, Times, Courier, Symbol, ZapfDingbats,
-  // CJK, the fidelity fixtures), and it cost ~10 % of a 200-page PDF's parse, more of a small one.
+  // The standard 14 fonts' programs. Text extraction needs them too, not only rendering: without
+  // them pdfjs gives a code the font has no glyph for (a NUL in Helvetica's WinAnsi) the width and
+  // text of a space, so "A\0B\0C" reads "A B C" where a reader sees "ABC".
+  standardFontDataUrl: join(packageDir, 'standard_fonts') + '/',
 };
 
 export async function extractPdf(path: string, budget: Budget): Promise<Extracted> {
