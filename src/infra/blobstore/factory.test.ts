@@ -6,7 +6,8 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError, loadConfig } from '../../config';
 import { startFakeS3, type FakeS3 } from '../../../test/fakes/s3rver';
-import { BlobStoreUnavailableError, createBlobStore, FsBlobStore, S3BlobStore } from './index';
+import { BlobStoreUnavailableError, createBlobStore, FsBlobStore } from './index';
+import { S3BlobStore } from './s3-store';
 
 let dataDir: string;
 let s3: FakeS3;

@@ -7,12 +7,11 @@ import type { Config } from '../../config';
 import { blobsSettingsProblems } from '../../config/blobs';
 import type { Clock } from '../../lib/clock';
 import { FsBlobStore } from './fs-store';
-import { createS3Client, S3BlobStore } from './s3-store';
 import { BlobStoreUnavailableError, type BlobStore } from './types';
 
 export * from './types';
 export { FsBlobStore, type FsBlobStoreOptions } from './fs-store';
-export { S3BlobStore, createS3Client, type S3BlobStoreOptions, type S3ClientSettings } from './s3-store';
+export type { S3BlobStoreOptions, S3ClientSettings } from './s3-store';
 
 /** Local paths the stores use under SVC_DATA_DIR. */
 export function blobPaths(dataDir: string): { fsRoot: string; s3Staging: string } {
@@ -25,6 +24,8 @@ export async function createBlobStore(config: Pick<Config, 'core' | 'blobs'>, op
   if (problems.length > 0) throw new BlobStoreUnavailableError(`blob store misconfigured: ${problems.join('; ')}`);
   const paths = blobPaths(config.core.dataDir);
   if (b.store === 'fs') return FsBlobStore.open({ root: paths.fsRoot, clock: opts.clock });
+  // Loaded only for an S3 store: the AWS SDK is a large module a filesystem store never needs.
+  const { createS3Client, S3BlobStore } = await import('./s3-store');
   return S3BlobStore.open({
     client: createS3Client({
       endpoint: b.s3Endpoint,

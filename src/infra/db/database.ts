@@ -2,16 +2,20 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
+import { lazyModule } from '../../lib/lazy-module';
 import { loadVectorExtension } from '../vectors/sqlite-vec';
 import type { Database } from './schema';
 import type { Engine } from './dialect';
 import { createCommitSync, type CommitSync } from './commit-sync';
 
-// int8 (bigint) columns hold epoch milliseconds and counters: well inside 2^53, so read them as numbers.
-pg.types.setTypeParser(20, (v) => Number(v));
-// numeric as number too (sums of integer columns come back as numeric).
-pg.types.setTypeParser(1700, (v) => Number(v));
+/** The pg driver, loaded when a PostgreSQL DATABASE_URL is opened (a SQLite host never needs it). */
+const pgDriver = lazyModule<typeof pg>('pg', (driver) => {
+  // int8 (bigint) columns hold epoch milliseconds and counters: well inside 2^53, so read them as numbers.
+  driver.types.setTypeParser(20, (v) => Number(v));
+  // numeric as number too (sums of integer columns come back as numeric).
+  driver.types.setTypeParser(1700, (v) => Number(v));
+});
 
 /**
  * The PostgreSQL server could not be reached for a connection (down, restarting, refusing, out of
@@ -96,7 +100,7 @@ export interface DatabaseOptions {
 
 export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolMax });
+    const pool = new (pgDriver().Pool)({ connectionString: opts.databaseUrl, max: opts.poolMax });
     // A client losing its connection must not crash the process: idle ones report to the pool, and
     // every client keeps a listener of its own, because the pool takes its listener off a client it
     // hands out (a connection cut between two statements of a transaction emitted 'error' with no

@@ -1,4 +1,7 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { lazyModule } from '../../lib/lazy-module';
+
+const ioredis = lazyModule<typeof import('ioredis')>('ioredis');
 import type { Clock } from '../../lib/clock';
 import { decide, RateLimiterError, type RateDecision, type RateLimiter } from './types';
 
@@ -15,7 +18,7 @@ export class RedisRateLimiter implements RateLimiter {
     // Fail fast rather than queueing hits while Redis is away: the caller decides what a failure means.
     // The command timeout covers a Redis that keeps the connection open and stops answering (a
     // partition, a paused server): without it a hit, and the request behind it, would wait for good.
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, commandTimeout: commandTimeoutMs });
+    this.redis = new (ioredis().Redis)(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, commandTimeout: commandTimeoutMs });
     this.redis.on('error', () => {});
     this.redis.defineCommand('svcHit', { numberOfKeys: 1, lua: HIT });
   }

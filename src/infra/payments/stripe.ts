@@ -3,7 +3,8 @@
  * verification. The API base is configurable (tests use the loopback fake in test/fakes/stripe.ts,
  * which speaks Stripe's wire format: form-encoded requests, JSON responses).
  */
-import Stripe from 'stripe';
+import { createRequire } from 'node:module';
+import type Stripe from 'stripe';
 import { PaymentsError, type PaymentIntentView, type PaymentsGateway, type WebhookEvent } from './types';
 
 export interface StripeOptions {
@@ -19,17 +20,23 @@ const view = (pi: Stripe.PaymentIntent): PaymentIntentView => ({
   customer: typeof pi.customer === 'string' ? pi.customer : pi.customer?.id ?? null,
 });
 
-function wrap(e: unknown): PaymentsError {
-  if (e instanceof Stripe.errors.StripeCardError) return new PaymentsError('PAYMENT_FAILED', e.message);
+/**
+ * The SDK, loaded when a gateway is made: a host without billing configured never loads it (it is
+ * ~20 MiB of resident memory and part of start-up time).
+ */
+const loadSdk = (): typeof Stripe => createRequire(import.meta.url)('stripe') as typeof Stripe;
+
+function wrap(Sdk: typeof Stripe, e: unknown): PaymentsError {
+  if (e instanceof Sdk.errors.StripeCardError) return new PaymentsError('PAYMENT_FAILED', e.message);
   const m = e instanceof Error ? e.message : String(e);
   return new PaymentsError('PAYMENT_PROCESSOR_ERROR', `payment processor error: ${m}`);
 }
 
-const nodeCrypto = Stripe.createNodeCryptoProvider();
-
 export function createStripeGateway(o: StripeOptions): PaymentsGateway {
+  const Sdk = loadSdk();
+  const nodeCrypto = Sdk.createNodeCryptoProvider();
   const base = o.apiBase ? new URL(o.apiBase) : undefined;
-  const stripe = new Stripe(o.secretKey, {
+  const stripe = new Sdk(o.secretKey, {
     maxNetworkRetries: 1,
     timeout: o.timeoutMs ?? 20_000,
     ...(base ? { host: base.hostname, port: Number(base.port || (base.protocol === 'https:' ? 443 : 80)), protocol: base.protocol.replace(':', '') as 'http' | 'https' } : {}),
@@ -38,7 +45,7 @@ export function createStripeGateway(o: StripeOptions): PaymentsGateway {
     try {
       return await f();
     } catch (e) {
-      throw wrap(e);
+      throw wrap(Sdk, e);
     }
   };
 

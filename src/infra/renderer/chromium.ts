@@ -11,7 +11,7 @@
  */
 import { existsSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { WebError } from '../web/errors';
 
 export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
@@ -83,6 +83,9 @@ export function createBrowserHost(opts: { executablePath: string | undefined }):
 
   async function launch(executablePath: string): Promise<Browser> {
     const port = await deadEndProxy();
+    // Loaded on first launch: playwright-core is a large module (~90 MiB of resident memory and a
+    // tenth of a second at start-up) that a host which never renders a page does not need.
+    const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({
       executablePath,
       headless: true,

@@ -5,7 +5,10 @@
  * built to fail fast (short command timeout, no offline queue) rather than hold requests while
  * Redis is away.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { lazyModule } from '../../lib/lazy-module';
+
+const ioredis = lazyModule<typeof import('ioredis')>('ioredis');
 import type { SearchCache } from './cache';
 
 export interface RedisSearchCacheOptions {
@@ -17,7 +20,7 @@ export interface RedisSearchCacheOptions {
 
 /** An ioredis client suited to a cache: fail fast, reconnect in the background. */
 export function createCacheRedisClient(url: string): Redis {
-  return new Redis(url, {
+  return new (ioredis().Redis)(url, {
     lazyConnect: false,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,

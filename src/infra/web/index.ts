@@ -14,7 +14,6 @@ export { createGuardedClient, DEFAULT_USER_AGENT, type GuardedClient, type Guard
 export { validatePublicUrl, checkUrl, systemResolver, DEFAULT_ALLOWED_PORTS, type Resolver, type ResolvedAddress, type UrlPolicyOptions } from './url-policy';
 export { addressProblem, hostProblem } from './address-policy';
 export { createRobotsPolicy, ROBOTS_TOKEN, type RobotsPolicy } from './robots';
-export { extractContent, extractHtml, type Extracted } from './extract';
 export { createExtractor, type Extractor, type ExtractInput } from './extractor';
 
 export interface OutboundWeb {
