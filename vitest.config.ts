@@ -18,6 +18,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     maxWorkers: workers,
+    // Every response a test app sends is checked against its route's response schema (src/http/response-validation.ts).
+    env: { SVC_VALIDATE_RESPONSES: 'true' },
     projects: [
       { extends: true, test: { name: 'unit', include: ['src/lib/**/*.test.ts', 'src/infra/**/*.test.ts', 'src/config/**/*.test.ts', 'src/http/**/*.test.ts', 'sdk/src/**/*.test.ts'] } },
       { extends: true, test: { name: 'sqlite', include: [...e2e, ...sdk], env: { SVC_TEST_ENGINE: 'sqlite' } } },

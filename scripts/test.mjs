@@ -7,7 +7,7 @@
 // Extra arguments go to every vitest run. `--no-summary` (CI, which prints the table and the
 // closing line itself after its other steps) leaves the table and the line out.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
 const args = process.argv.slice(2);
@@ -15,6 +15,10 @@ const summary = !args.includes('--no-summary');
 const extra = args.filter((a) => a !== '--no-summary');
 const outDir = '.test-results';
 mkdirSync(outDir, { recursive: true });
+
+// Response schema mismatches of this run (src/http/response-validation.ts append them).
+const mismatches = `${outDir}/response-schema-mismatches.ndjson`;
+rmSync(mismatches, { force: true });
 
 const pgServer = process.env.SVC_CI_PG_URL;
 const projects = [
@@ -63,5 +67,9 @@ if (summary) {
     process.stdout.write(`${pad(r.project, 10)}${pad(r.engine, 20)}${lpad(r.files, 6)}${lpad(r.passed, 8)}${lpad(r.failed, 8)}${lpad(r.skipped, 9)}${lpad(r.seconds, 9)}\n`);
   }
   process.stdout.write(`\n${sum.passed} passed, ${sum.failed} failed, ${sum.skipped} skipped\n`);
+}
+if (existsSync(mismatches)) {
+  const n = readFileSync(mismatches, 'utf8').trim().split('\n').length;
+  process.stdout.write(`${n} response schema mismatch(es): see ${mismatches}\n`);
 }
 process.exit(sum.failed > 0 ? 1 : 0);

@@ -5,6 +5,8 @@ import { installAuth } from './http/auth';
 import { createEnvelopeBuilder } from './http/envelope';
 import { clientErrors, frameworkErrors, installErrorHandling } from './http/errors';
 import { installInputGuard } from './http/input-guard';
+import { installResponseValidation } from './http/response-validation';
+import { installSharedErrorResponses } from './http/error-responses';
 import { installSlowClientLimits } from './http/slow-clients';
 import { requestSerializer } from './http/log-redact';
 import { exactBodyValidators } from './http/validators';
@@ -148,11 +150,15 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // JSON only by default; routes that take other bodies (blob upload) register their own parsers.
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
+  // Test mode: every response checked against its route's declared schema (loaded only when on).
+  if (config.core.validateResponses) await installResponseValidation(app);
   installInputGuard(app);
   installSlowClientLimits(app, config.core);
   // A delegated key's write_set is checked against the tools whose actions call the route (tool-map.ts).
   installAuth(app, { authenticator: identity, adminKey: config.core.adminKey, baseUrl: config.core.baseUrl, toolsOfRoute });
   staged.install(app);
+  // Every route declares the shared error body for the error statuses its configuration implies.
+  installSharedErrorResponses(app);
   // Discovery sees every route registered after this line (route table, OpenAPI, MCP tools).
   const routeTable = createRouteTable(app);
   await registerOpenApi(app, { baseUrl: config.core.baseUrl, table: routeTable });
@@ -271,7 +277,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // ---- discovery and MCP (derived lazily from the whole route table, so order does not matter) ----
   await app.register(discoveryRoutes({ config, table: routeTable, identity, trustLog: { origin: trust.log.origin, verifier_key: trust.log.verifierKey, public_key: trust.log.publicKeyPem } }));
   await app.register(toolRoutes(toolCatalog));
-  await app.register(openApiRoutes());
+  await app.register(openApiRoutes({ baseUrl: config.core.baseUrl }));
   await app.register(mcpRoutes({ root: app, catalog: toolCatalog, allowedOrigins: [config.core.baseUrl, ...config.discovery.mcpAllowedOrigins] }));
 
   app.addHook('onClose', async () => {

@@ -24,5 +24,6 @@ export const coreSettings = group('Core', {
   affiliationSecret: optionalStr('SVC_AFFILIATION_SECRET', 'HMAC secret for declared_affiliation_token (format `<org>.<hex hmac-sha256(org)>`). Unset: every token is ignored.'),
   redisUrl: optionalUrl('REDIS_URL', 'Redis for rate limits and caches shared across instances. Unset: in-process.', ['redis:', 'rediss:']),
   outboundAllowLoopback: bool('SVC_OUTBOUND_ALLOW_LOOPBACK', false, 'Let the guarded outbound client reach loopback addresses. For tests only; never in production.'),
+  validateResponses: bool('SVC_VALIDATE_RESPONSES', false, 'Test mode: check every response a route sends against the response schema it declares for that status (objects closed: an undeclared field is a mismatch); a mismatch is answered 500 RESPONSE_SCHEMA_MISMATCH naming the route, status and field, and appended to .test-results/response-schema-mismatches.ndjson. The test suite sets it; never in production (it costs a schema check per response).'),
   foundingPeriodEnd: date('SVC_FOUNDING_PERIOD_END', '2027-06-30T00:00:00Z', 'End of the founding period reported by the community statistics (ISO 8601 date-time with its zone).', { time: true }),
 });

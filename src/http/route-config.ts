@@ -70,6 +70,13 @@ declare module 'fastify' {
     errors?: Record<number, string[]>;
     /** For discovery (tools, OpenAPI): what the handler checks beyond the schema (InputRule). */
     inputRules?: InputRule[];
+    /**
+     * Why this route's success body has no response schema (a body whose shape is not svc's, such as a
+     * proxied stream): the test-mode response checks (src/http/response-validation.ts) and the
+     * response schema test skip it. A route that sends HTML or bytes declares them instead:
+     * `response: { 200: { description, content: { 'text/html': { schema: { type: 'string' } } } } }`.
+     */
+    responseSchemaExempt?: string;
   }
   interface FastifyRequest {
     auth?: AuthContext;

@@ -22,7 +22,15 @@ export function testEngine(): 'sqlite' | 'postgres' {
   return process.env.SVC_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
 }
 
+/** Settings every test app takes from the test run: the response schema checks (vitest.config.ts sets them). */
+const fromRun = (): Record<string, string> => (process.env.SVC_VALIDATE_RESPONSES ? { SVC_VALIDATE_RESPONSES: process.env.SVC_VALIDATE_RESPONSES } : {});
+
 export async function createTestDatabase(): Promise<TestDatabase> {
+  const db = await createEngineDatabase();
+  return { ...db, env: { ...fromRun(), ...db.env } };
+}
+
+async function createEngineDatabase(): Promise<TestDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const removeDir = () => rmSync(dataDir, { recursive: true, force: true });
   if (testEngine() === 'sqlite') {
