@@ -109,11 +109,16 @@ function decorate(doc: Record<string, any>, table: RouteTable) {
       for (const status of route.success) {
         op.responses[String(status)] ??= { description: status === 204 ? 'No content' : plain?.description ?? 'Success' };
       }
-      for (const [status, codes] of errorCodesOf(route)) {
-        const list = [...codes];
-        op.responses[String(status)] ??= {
-          description: `Error: ${list.join(', ')}`,
-          content: { 'application/json': { schema: { ...errorRef, 'x-svc-error-codes': list } } },
+      // Every error status is the shared ApiError body with the codes the route can answer under it
+      // (routes declare ErrorBody for them: src/http/error-responses.ts; the document names it once).
+      const codesOf = errorCodesOf(route);
+      const errorStatuses = new Set([...codesOf.keys()].map(String));
+      for (const status of Object.keys(op.responses)) if (Number(status) >= 400) errorStatuses.add(status);
+      for (const status of errorStatuses) {
+        const list = [...(codesOf.get(Number(status)) ?? [])];
+        op.responses[status] = {
+          description: list.length ? `Error: ${list.join(', ')}` : op.responses[status]?.description ?? 'Error',
+          content: { 'application/json': { schema: { ...errorRef, ...(list.length ? { 'x-svc-error-codes': list } : {}) } } },
         };
       }
     }
