@@ -1,14 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { agentOf } from '../../http/auth';
 import type { EnvelopeBuilder } from '../../http/envelope';
-import { ApprovalBody, ApprovalListQuery, ApprovalListValidationCodes, ApprovalValidationCodes, MAX_NOTE_CHARS } from './schemas';
+import { errorResponses } from '../../http/response-schemas';
+import {
+  ApprovalBody, ApprovalListQuery, ApprovalListValidationCodes, ApprovalPage, ApprovalRecorded, ApprovalValidationCodes, MAX_NOTE_CHARS,
+} from './schemas';
 import type { ApprovalService } from './service';
 
 export const approvalRoutes = (deps: { approvals: ApprovalService; envelope: EnvelopeBuilder }): FastifyPluginAsyncTypebox => async (app) => {
   const { approvals, envelope } = deps;
 
   app.post('/v1/me/approval-events', {
-    schema: { body: ApprovalBody, summary: 'Record a human-approval event (approved or denied; append-only, declared not verified; monthly cap per tier)', tags: ['usage'] },
+    schema: {
+      body: ApprovalBody, response: { 201: ApprovalRecorded, ...errorResponses(422, 429) },
+      summary: 'Record a human-approval event (approved or denied; append-only, declared not verified; monthly cap per tier)', tags: ['usage'],
+    },
     config: {
       auth: 'key', scope: 'any', success: [201],
       errors: { 422: ['INVALID_APPROVAL_ACTION', 'INVALID_APPROVAL_DECISION', 'INVALID_DECIDED_AT', 'NOTE_TOO_LONG'], 429: ['APPROVAL_EVENTS_LIMIT'] },
@@ -24,7 +30,10 @@ export const approvalRoutes = (deps: { approvals: ApprovalService; envelope: Env
   });
 
   app.get('/v1/me/approval-events', {
-    schema: { querystring: ApprovalListQuery, summary: 'Your approval events, newest first, with this UTC month\'s cap', tags: ['usage'] },
+    schema: {
+      querystring: ApprovalListQuery, response: { 200: ApprovalPage, ...errorResponses(400) },
+      summary: 'Your approval events, newest first, with this UTC month\'s cap', tags: ['usage'],
+    },
     config: { auth: 'key', scope: 'any', errors: { 400: ['INVALID_APPROVAL_CURSOR'] }, validationCodes: ApprovalListValidationCodes },
   }, async (request) => {
     const a = agentOf(request);

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { IsoTime, Nullable, SvcEnvelopeSchema } from '../../http/response-schemas';
 import { MAX_NOTE_CHARS } from '../feedback/schemas';
 
 export { MAX_NOTE_CHARS };
@@ -48,3 +49,38 @@ export const ApprovalListQuery = Type.Object({
 export const ApprovalListValidationCodes = {
   'querystring.cursor': { status: 400, code: 'INVALID_APPROVAL_CURSOR', message: 'cursor is not one this list handed out; start again without it' },
 };
+
+// ---- responses ----
+
+/** One approval event as the routes answer it (service.ts view). */
+export const ApprovalEvent = Type.Object({
+  approval_id: Type.String(),
+  action: Type.String(),
+  decision: Type.String({ description: 'approved or denied' }),
+  approver: Nullable(Type.String()),
+  tool: Nullable(Type.String()),
+  risk_class: Nullable(Type.String({ description: 'low or high, as declared' })),
+  note: Nullable(Type.String()),
+  decided_at: IsoTime('When the human decided'),
+  created_at: IsoTime('When svc recorded the event'),
+});
+
+/** POST /v1/me/approval-events (201): the event recorded. */
+export const ApprovalRecorded = Type.Object({
+  status: Type.String({ description: 'success' }),
+  ...ApprovalEvent.properties,
+  _svc: SvcEnvelopeSchema,
+});
+
+/** GET /v1/me/approval-events: a page of events, newest first, with this UTC month's cap. */
+export const ApprovalPage = Type.Object({
+  status: Type.String({ description: 'success' }),
+  events: Type.Array(ApprovalEvent),
+  has_more: Type.Boolean(),
+  next_cursor: Nullable(Type.String({ description: 'Pass as cursor for the next page; null on the last' })),
+  month: Type.String({ description: 'The UTC month the cap counts (YYYY-MM)' }),
+  used_this_month: Type.Integer(),
+  limit: Type.Integer({ description: 'Approval events per UTC month for your tier' }),
+  remaining: Type.Integer(),
+  resets_at: IsoTime('When the next UTC month starts'),
+});

@@ -6,6 +6,7 @@
  * svc records a consolidation policy only: it runs no consolidation engine.
  */
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import { ApiError } from '../../http/errors';
 import type { Database } from '../../infra/db/schema';
 import type { ConsolidationPoliciesTable, PolicyBindingsTable } from '../../infra/db/tables/declarations';
@@ -18,6 +19,7 @@ import type { PassportSignatureVerifier, VerifiedSignature } from '../identity/s
 import type { Epochs } from '../trust/epochs';
 import type { TrustLog } from '../trust/log';
 import { CONSOLIDATION_TEMPLATE_ID, consolidationParamsProblems } from './consolidation-params';
+import type { ConsolidationPolicyView } from './schemas';
 import type { DeclarationsStore } from './store';
 
 export const TOOL_ALLOW_LIST = 'tool_allow_list';
@@ -77,7 +79,8 @@ export function createPolicyService(deps: {
     return {
       agent_id: r.agent_id,
       template_id: r.template_id,
-      params: { ...(JSON.parse(r.params) as Record<string, unknown>), declared_at: declaredAt },
+      // The stored params passed consolidation-v1's check when declared.
+      params: { ...(JSON.parse(r.params) as Record<string, unknown>), declared_at: declaredAt } as Static<typeof ConsolidationPolicyView>['params'],
       version: r.version,
       declared_at: declaredAt,
       log_index: Number(r.log_index),
@@ -88,7 +91,8 @@ export function createPolicyService(deps: {
 
   const bindingView = (r: PolicyBindingsTable) => ({
     binding_type: r.binding_type,
-    params: JSON.parse(r.params) as unknown,
+    // tool_allow_list, the one binding type: {allowed_tools}.
+    params: JSON.parse(r.params) as { allowed_tools: string[] },
     params_sha256: sha256hex(r.params),
     version: r.version,
     bound_at: iso(Number(r.bound_at)),

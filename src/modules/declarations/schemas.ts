@@ -5,6 +5,7 @@
  * signature check exactly as sent (Ajv drops nothing from it).
  */
 import { Type } from 'typebox';
+import { IsoTime, Nullable } from '../../http/response-schemas';
 import type { InputRule } from '../../http/route-config';
 import { CONSOLIDATION_TEMPLATE_ID, ConsolidationParams } from './consolidation-params';
 import {
@@ -118,3 +119,106 @@ export const RotateToolBody = Type.Object({
 export const ToolKeyCodes = {
   'body.public_key': { status: 422, code: 'INVALID_TOOL_PUBLIC_KEY', message: 'public_key must be an Ed25519 public key: PEM SPKI or base64 of the raw 32 bytes' },
 };
+
+// ---- responses ----
+
+const Status = Type.String({ description: 'success' });
+
+/** A consolidation policy (policies.ts policyView): params as declared, with the declared_at svc set. */
+export const ConsolidationPolicyView = Type.Object({
+  agent_id: Type.String(),
+  template_id: Type.String({ description: CONSOLIDATION_TEMPLATE_ID }),
+  params: Type.Object({ ...ConsolidationParams.properties, declared_at: IsoTime() }),
+  version: Type.Integer({ description: '1 for the first declaration, one more per amend' }),
+  declared_at: IsoTime(),
+  log_index: Type.Integer({ description: 'The consolidation.amended trust log entry' }),
+  recorded_only: Type.Boolean({ description: 'Always true: svc runs no consolidation engine' }),
+  notice: Type.String(),
+});
+export const ConsolidationPolicyResponse = Type.Object({ status: Status, policy: ConsolidationPolicyView });
+
+/** A policy binding (policies.ts bindingView). */
+export const PolicyBindingView = Type.Object({
+  binding_type: Type.String({ description: BINDING_TYPES.join(' | ') }),
+  params: Type.Object({ allowed_tools: Type.Array(Type.String()) }, { description: 'tool_allow_list: the tool names allowed' }),
+  params_sha256: Type.String({ description: 'SHA-256 (hex) of the params\' RFC 8785 bytes, as the trust log entry records it' }),
+  version: Type.Integer(),
+  bound_at: IsoTime(),
+  log_index: Type.Integer({ description: 'The policy_binding.amended trust log entry' }),
+});
+export const PolicyBindingsResponse = Type.Object({ status: Status, agent_id: Type.String(), bindings: Type.Array(PolicyBindingView) });
+export const PolicyBindingResponse = Type.Object({ status: Status, binding: PolicyBindingView });
+
+/** POST /v1/agents/{parent_agent_id}/delegate (201): the delegated key, shown once. */
+export const DelegateResponse = Type.Object({
+  status: Status,
+  api_key: Type.String({ description: 'The delegated key: shown once, only its SHA-256 is stored' }),
+  key_id: Type.String(),
+  scopes: Type.Array(Type.String(), { description: 'The capabilities the write_set\'s routes need' }),
+  label: Nullable(Type.String()),
+  created_at: IsoTime(),
+  expires_at: Nullable(IsoTime()),
+  kind: Type.String({ description: 'scoped' }),
+  parent_agent_id: Type.String(),
+  write_set: Type.Array(Type.String()),
+  delegation_log_index: Type.Integer({ description: 'The delegation.issued trust log entry' }),
+  policy_binding_log_index: Nullable(Type.Integer({ description: 'The tool_allow_list binding the write_set was checked against; null without one' })),
+});
+
+/** A journal commitment (journal.ts view). */
+export const JournalCommitmentView = Type.Object({
+  commitment_id: Type.String(),
+  agent_id: Type.String(),
+  commitment_hash: Type.String({ description: 'base64 of the 32-byte digest (standard alphabet, padded)' }),
+  commit_attestation: Nullable(Type.Object({
+    source: Type.String({ description: ATTESTATION_SOURCES.join(' | ') }),
+    client: Type.Optional(Type.String()),
+  })),
+  epoch: Type.Integer({ description: 'The custody epoch it was committed in' }),
+  committed_at: IsoTime(),
+  log_index: Type.Integer({ description: 'The journal.committed trust log entry: its inclusion proof shows when' }),
+});
+export const JournalCommitResponse = Type.Object({
+  status: Status,
+  ...JournalCommitmentView.properties,
+  leaf_hash: Type.String({ description: 'RFC 9162 leaf hash of the trust log entry (base64)' }),
+});
+export const JournalCommitmentsResponse = Type.Object({
+  status: Status,
+  agent_id: Type.String(),
+  commitments: Type.Array(JournalCommitmentView),
+  total: Type.Integer(),
+  next_cursor: Nullable(Type.String({ description: 'Pass as cursor for the next page; null on the last' })),
+});
+
+/** A tool passport (tools.ts passportView): never private material. */
+export const ToolPassportView = Type.Object({
+  did: Type.String({ description: 'did:svc:tool:<tool_id>' }),
+  tool_id: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  owner: Type.Object({ agent_id: Type.String(), did: Type.String(), passport_url: Type.String() }),
+  public_key: Nullable(Type.String({ description: 'PEM SPKI Ed25519 public key' })),
+  public_key_sha256: Nullable(Type.String({ description: 'SHA-256 (hex) of the key\'s SPKI DER' })),
+  key_algorithm: Nullable(Type.String({ description: 'ed25519' })),
+  key_version: Type.Integer(),
+  risk_class: Type.String({ description: `${RISK_CLASSES.join(' or ')}, declared` }),
+  risk_class_notice: Type.String(),
+  model_provenance: Nullable(Type.Object({
+    hash: Nullable(Type.String()),
+    label: Nullable(Type.String()),
+    verified: Type.Boolean({ description: 'Always false: declared by the developer' }),
+    notice: Type.String(),
+  })),
+  status: Type.String({ description: 'active or revoked' }),
+  created_at: IsoTime(),
+  rotated_at: Nullable(IsoTime()),
+  revoked_at: Nullable(IsoTime()),
+  log_indexes: Type.Object({
+    registered: Type.Integer(),
+    rotated: Nullable(Type.Integer({ description: 'The last rotation' })),
+    revoked: Nullable(Type.Integer()),
+  }),
+  passport_url: Type.String(),
+});
+export const ToolPassportResponse = Type.Object({ status: Status, passport: ToolPassportView });

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { IsoTime, Nullable, SvcEnvelopeSchema } from '../../http/response-schemas';
 import { AGENT_TYPE_PATTERN, DOMAIN_PATTERN } from '../identity/schemas';
 
 export const VouchParams = Type.Object({ target_agent_id: Type.String({ maxLength: 64 }) });
@@ -20,8 +21,6 @@ export const DirectoryQuery = Type.Object({
 export const DirectoryValidationCodes = {
   'querystring.cursor': { status: 400, code: 'INVALID_DIRECTORY_CURSOR', message: 'cursor is not a next_cursor this directory handed out; start again without it' },
 };
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 /** One directory row. Never an API key, owner identifier, PEM public key or balance: the serializer writes these fields only. */
 export const DirectoryRow = Type.Object({
@@ -57,4 +56,34 @@ export const DirectoryPage = Type.Object({
   directory_version: Type.Integer(),
   walk_started_at: Type.String(),
   cursor_expires_at: Type.String(),
+});
+
+/** A skill vouch (vouches.ts view). */
+const VouchFields = {
+  vouch_id: Type.String(),
+  target_agent_id: Type.String(),
+  voucher_agent_id: Type.String(),
+  skill: Type.String(),
+  epoch: Type.Integer({ description: 'The target\'s custody epoch the vouch counts in' }),
+  voucher_weight: Type.Number({ description: '1 for a staked, sponsored or established voucher, else 0.5' }),
+  created_at: IsoTime(),
+  log_index: Type.Integer({ description: 'The vouch.given trust log entry' }),
+};
+
+/** POST /v1/agents/{target_agent_id}/vouch (201 new, 200 the active vouch already given). */
+export const VouchResponse = Type.Object({
+  status: Type.String({ description: 'success' }),
+  duplicate: Type.Boolean({ description: 'true: you already vouched for this skill; the first vouch stands' }),
+  ...VouchFields,
+  revoked_at: Nullable(IsoTime(), { description: 'null: the vouch is active' }),
+  _svc: SvcEnvelopeSchema,
+});
+
+/** POST /v1/agents/{target_agent_id}/vouch/revoke. */
+export const VouchRevokeResponse = Type.Object({
+  status: Type.String({ description: 'success' }),
+  ...VouchFields,
+  revoked_at: IsoTime(),
+  revoked_log_index: Type.Integer({ description: 'The vouch.revoked trust log entry' }),
+  _svc: SvcEnvelopeSchema,
 });

@@ -3,11 +3,12 @@ import { agentOf } from '../../http/auth';
 import type { EnvelopeBuilder } from '../../http/envelope';
 import { ApiError } from '../../http/errors';
 import { notBlank } from '../../http/input-rules';
+import { errorResponses } from '../../http/response-schemas';
 import { isBlank } from '../../lib/text';
 import { AgentIdParams } from '../identity/schemas';
 import {
-  DecisionBody, DecisionParams, DisputeBody, DisputeValidationCodes, HistoryQuery, InteractionBody, InteractionValidationCodes,
-  INTERACTION_REF_TYPES,
+  DecisionBody, DecisionParams, DecisionResponse, DisputeBody, DisputeResponse, DisputeValidationCodes, HistoryQuery, HistoryResponse, InteractionBody,
+  InteractionResponse, InteractionValidationCodes, INTERACTION_REF_TYPES,
 } from './schemas';
 import type { ReputationService } from './service';
 
@@ -30,7 +31,10 @@ export const reputationRoutes = (deps: { reputation: ReputationService; envelope
   const { reputation, envelope } = deps;
 
   app.post('/v1/feedback/interaction', {
-    schema: { body: InteractionBody, summary: 'Rate an interaction with another agent (you are the rater); appended to the public trust log', tags: ['reputation'] },
+    schema: {
+      body: InteractionBody, response: { 201: InteractionResponse, 200: InteractionResponse, ...errorResponses(403, 404, 422, 429) },
+      summary: 'Rate an interaction with another agent (you are the rater); appended to the public trust log', tags: ['reputation'],
+    },
     config: {
       auth: 'key', success: [201, 200], validationCodes: InteractionValidationCodes,
       errors: { 403: ['REPUTATION_SUBJECT_INELIGIBLE'], 404: ['SUBJECT_NOT_FOUND', 'RATER_NOT_FOUND'], 422: ['INTERACTION_REF_TYPE_REQUIRED', 'INTERACTION_REF_INVALID'], 429: ['INTERACTION_RATE_LIMITED'] },
@@ -43,7 +47,10 @@ export const reputationRoutes = (deps: { reputation: ReputationService; envelope
   });
 
   app.get('/v1/agents/:agent_id/reputation/history', {
-    schema: { params: AgentIdParams, querystring: HistoryQuery, summary: 'Reputation of an agent per custody epoch; with include_events, its rated events (each with its trust log index)', tags: ['reputation'] },
+    schema: {
+      params: AgentIdParams, querystring: HistoryQuery, response: { 200: HistoryResponse, ...errorResponses(404, 422) },
+      summary: 'Reputation of an agent per custody epoch; with include_events, its rated events (each with its trust log index)', tags: ['reputation'],
+    },
     config: { auth: 'none', errors: { 404: ['AGENT_NOT_FOUND', 'EPOCH_NOT_FOUND'], 422: ['INVALID_CURSOR'] } },
   }, async (request) => ({
     status: 'success',
@@ -53,7 +60,10 @@ export const reputationRoutes = (deps: { reputation: ReputationService; envelope
   }));
 
   app.post('/v1/reputation/dispute', {
-    schema: { body: DisputeBody, summary: 'Dispute a reputation event of which you are the subject (3 per UTC day); an admin decides', tags: ['reputation'] },
+    schema: {
+      body: DisputeBody, response: { 201: DisputeResponse, ...errorResponses(403, 404, 409, 422, 429) },
+      summary: 'Dispute a reputation event of which you are the subject (3 per UTC day); an admin decides', tags: ['reputation'],
+    },
     config: {
       auth: 'key', success: [201], validationCodes: DisputeValidationCodes,
       errors: { 403: ['DISPUTE_NOT_SUBJECT'], 404: ['REPUTATION_EVENT_NOT_FOUND'], 409: ['DISPUTE_ALREADY_FILED'], 422: ['DISPUTE_REASON_INVALID'], 429: ['DISPUTE_RATE_LIMITED'] },
@@ -66,7 +76,10 @@ export const reputationRoutes = (deps: { reputation: ReputationService; envelope
   });
 
   app.post('/admin/disputes/:dispute_id/decision', {
-    schema: { params: DecisionParams, body: DecisionBody, summary: 'Decide a dispute (admin): upheld sets the event\'s weight to 0, dismissed leaves it; appended to the trust log', tags: ['admin'] },
+    schema: {
+      params: DecisionParams, body: DecisionBody, response: { 200: DecisionResponse, ...errorResponses(404, 409) },
+      summary: 'Decide a dispute (admin): upheld sets the event\'s weight to 0, dismissed leaves it; appended to the trust log', tags: ['admin'],
+    },
     config: { auth: 'admin', errors: { 404: ['DISPUTE_NOT_FOUND'], 409: ['DISPUTE_ALREADY_DECIDED'] } },
   }, async (request) => ({ status: 'success', ...await reputation.decide(request.params.dispute_id, request.body) }));
 };

@@ -109,7 +109,7 @@ export function createReputationService(deps: ReputationDeps) {
       const days = buckets.filter((b) => b.category === c).map((b) => ({ ...b, day_start: Number(b.day_start) }) as DayBucket);
       const edgeEv = edge.filter((e) => e.category === c).map((e) => ({ outcome: e.outcome as Outcome, weight: e.rater_weight, at: Number(e.created_at) }));
       return [c, subSignal(linearBeta(days, edgeEv, at))];
-    }));
+    })) as Record<Category, ReturnType<typeof subSignal>>;
     return { reputation, reputation_sub_signals: subs };
   }
 
@@ -239,7 +239,7 @@ export function createReputationService(deps: ReputationDeps) {
       const now = clock.now();
       const at = chosen.closed_at === null ? now : Number(chosen.closed_at);
       const summary = await standing(profile.agentId, chosen.epoch, at, profile.subSignalVisibility === 'decomposed');
-      const out: Record<string, unknown> = {
+      const out = {
         agent_id: profile.agentId,
         epoch: chosen.epoch,
         current_epoch: open?.epoch ?? 1,
@@ -247,15 +247,16 @@ export function createReputationService(deps: ReputationDeps) {
         epochs: list.map((e) => epochs.view(e)),
         ...summary,
       };
-      if (q.include_events) {
-        const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
-        const rows = await store.eventsPage(profile.agentId, chosen.epoch, q.limit + 1, after);
-        const page = rows.slice(0, q.limit);
-        const last = page[page.length - 1];
-        out.events = page.map((e) => eventView(e, at));
-        out.next_cursor = rows.length > q.limit && last ? encodeCursor(Number(last.created_at), last.event_id) : null;
-      }
-      return out;
+      if (!q.include_events) return out;
+      const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+      const rows = await store.eventsPage(profile.agentId, chosen.epoch, q.limit + 1, after);
+      const page = rows.slice(0, q.limit);
+      const last = page[page.length - 1];
+      return {
+        ...out,
+        events: page.map((e) => eventView(e, at)),
+        next_cursor: rows.length > q.limit && last ? encodeCursor(Number(last.created_at), last.event_id) : null,
+      };
     },
 
     async dispute(agentId: string, input: { event_id: string; reason: string }) {

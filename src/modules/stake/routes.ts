@@ -3,10 +3,14 @@ import { agentOf } from '../../http/auth';
 import type { EnvelopeBuilder } from '../../http/envelope';
 import { ApiError } from '../../http/errors';
 import { notBlank } from '../../http/input-rules';
+import { errorResponses } from '../../http/response-schemas';
 import { isUuid } from '../../lib/ids';
 import { formatUsd } from '../../lib/money';
 import { isBlank, storableText } from '../../lib/text';
-import { EmptyBody, SlashBody, SlashParams, SlashValidationCodes, SponsorParams, StakeBody, StakeValidationCodes } from './schemas';
+import {
+  EmptyBody, SlashBody, SlashParams, SlashResponse, SlashValidationCodes, SponsorParams, SponsorResponse, SponsorRevokeResponse, StakeBody, StakeResponse,
+  StakeValidationCodes, UnstakeResponse,
+} from './schemas';
 import type { StakeService } from './service';
 
 /** An agent id from the path, or 404 AGENT_NOT_FOUND naming the parameter. */
@@ -25,7 +29,7 @@ export const stakeRoutes = (deps: { stakes: StakeService; envelope: EnvelopeBuil
 
   app.post('/v1/agents/passport/stake', {
     schema: {
-      body: StakeBody, tags: ['trust'],
+      body: StakeBody, tags: ['trust'], response: { 201: StakeResponse, 200: StakeResponse, ...errorResponses(402, 403, 409) },
       summary: 'Stake credit (low 1,000, medium 10,000, high 50,000 credits of never-expiring credit) for at least 30 days: trust level staked; a higher tier locks the difference; appended to the trust log',
     },
     config: {
@@ -41,7 +45,7 @@ export const stakeRoutes = (deps: { stakes: StakeService; envelope: EnvelopeBuil
 
   app.post('/v1/agents/passport/unstake', {
     schema: {
-      body: EmptyBody, tags: ['trust'],
+      body: EmptyBody, tags: ['trust'], response: { 200: UnstakeResponse, ...errorResponses(404, 409) },
       summary: 'Unstake after the 30-day lock: 7 days of cooling (no longer staked), then the credit returns to your balance; no body; appended to the trust log',
     },
     config: { auth: 'key', errors: { 404: ['STAKE_NOT_FOUND'], 409: ['STAKE_LOCKED'] } },
@@ -50,7 +54,7 @@ export const stakeRoutes = (deps: { stakes: StakeService; envelope: EnvelopeBuil
 
   app.post('/v1/agents/:sponsor_id/sponsor/:ward_id', {
     schema: {
-      params: SponsorParams, body: EmptyBody, tags: ['trust'],
+      params: SponsorParams, body: EmptyBody, tags: ['trust'], response: { 201: SponsorResponse, 200: SponsorResponse, ...errorResponses(403, 404, 409) },
       summary: 'Sponsor a ward with your stake (bearer is the sponsor; at most 5 wards in force): trust level sponsored for the ward; a ring of sponsorships is flagged and confers nothing; no body',
     },
     config: {
@@ -68,7 +72,10 @@ export const stakeRoutes = (deps: { stakes: StakeService; envelope: EnvelopeBuil
   });
 
   app.post('/v1/agents/:sponsor_id/sponsor/:ward_id/revoke', {
-    schema: { params: SponsorParams, body: EmptyBody, tags: ['trust'], summary: 'Revoke a sponsorship (bearer is the sponsor): it takes effect 7 days later; no body' },
+    schema: {
+      params: SponsorParams, body: EmptyBody, tags: ['trust'], response: { 200: SponsorRevokeResponse, ...errorResponses(403, 404) },
+      summary: 'Revoke a sponsorship (bearer is the sponsor): it takes effect 7 days later; no body',
+    },
     config: { auth: 'key', errors: { 403: ['SPONSORSHIP_FORBIDDEN'], 404: ['AGENT_NOT_FOUND', 'SPONSORSHIP_NOT_FOUND'] } },
     preValidation: noBody,
   }, async (request) => {
@@ -81,7 +88,7 @@ export const stakeRoutes = (deps: { stakes: StakeService; envelope: EnvelopeBuil
 
   app.post('/admin/agents/:agent_id/slash', {
     schema: {
-      params: SlashParams, body: SlashBody, tags: ['admin'],
+      params: SlashParams, body: SlashBody, tags: ['admin'], response: { 200: SlashResponse, ...errorResponses(404, 409, 422) },
       summary: 'Slash an agent\'s stake (admin): 0.7 to the harmed agent, 0.2 to the insurance pool, 0.1 burned; its sponsors lose 0.25 of the amount too; appended to the trust log',
     },
     config: {

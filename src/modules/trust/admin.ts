@@ -56,14 +56,14 @@ export function createTrustAdmin(deps: {
         db.selectFrom('trust_log_head').select('size').where('id', '=', 1).executeTakeFirstOrThrow(),
         db.selectFrom('agent_epochs').select(['opened_by', sql<number>`count(*)`.as('n')]).groupBy('opened_by').execute(),
       ]);
-      const out: Record<string, unknown> = {
+      const out = {
         generated_at: iso(now),
         window_days: 30,
         trust_log_entries: Number(size.size),
         epochs_opened_by: Object.fromEntries(byOpen.map((r) => [r.opened_by, Number(r.n)])),
       };
       for (const source of deps.adoption) Object.assign(out, await source(since));
-      return out;
+      return out as typeof out & Record<string, unknown>;
     },
   };
 }

@@ -171,7 +171,7 @@ export async function createTrustLog(deps: TrustLogDeps) {
         entries: rows.map((r) => ({
           index: Number(r.log_index),
           leaf_hash: Buffer.from(r.leaf_hash, 'hex').toString('base64'),
-          entry: JSON.parse(r.entry) as unknown,
+          entry: JSON.parse(r.entry) as ReturnType<typeof entryObject>,
           entry_jcs: r.entry,
         })),
       };
