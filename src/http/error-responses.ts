@@ -23,14 +23,33 @@ export function configuredErrorStatuses(opts: Pick<RouteOptions, 'schema' | 'con
   return [...errorCodesOf(info).keys()].sort((a, b) => a - b);
 }
 
+/** A route as registered: what the response schema test reads. */
+export interface DeclaredRoute { method: string; url: string; schema: Record<string, any>; config: Record<string, any> }
+const declared = new WeakMap<FastifyInstance, DeclaredRoute[]>();
+
+/** Every route registered on the app since installSharedErrorResponses, with its final schema (HEAD twins left out). */
+export const declaredRoutes = (app: FastifyInstance): DeclaredRoute[] => [...(declared.get(app) ?? [])];
+
 /** Adds ErrorBody under each configured error status to every route registered after this call. */
 export function installSharedErrorResponses(app: FastifyInstance): void {
+  const routes: DeclaredRoute[] = [];
+  declared.set(app, routes);
   app.addHook('onRoute', (opts) => {
+    for (const method of [opts.method].flat()) {
+      // Read when asked: a plugin's own onRoute hook, which runs after this one, may still settle them.
+      if (method !== 'HEAD') {
+        routes.push({
+          method, url: opts.url,
+          get schema() { return (opts.schema ?? {}) as Record<string, any>; },
+          get config() { return (opts.config ?? {}) as Record<string, any>; },
+        });
+      }
+    }
     const schema = (opts.schema ?? {}) as Record<string, any>;
-    const declared = (schema.response ?? {}) as Record<string, unknown>;
+    const response = (schema.response ?? {}) as Record<string, unknown>;
     const added: Record<string, unknown> = {};
-    for (const status of configuredErrorStatuses(opts)) if (!(status in declared)) added[status] = ErrorBody;
+    for (const status of configuredErrorStatuses(opts)) if (!(status in response)) added[status] = ErrorBody;
     // A copy: a module may share one response map between routes.
-    opts.schema = { ...schema, response: { ...added, ...declared } };
+    opts.schema = { ...schema, response: { ...added, ...response } };
   });
 }
