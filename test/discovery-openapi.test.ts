@@ -1,4 +1,5 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/harness';
 
@@ -14,6 +15,29 @@ describe('GET /openapi.json', () => {
   test('is a valid OpenAPI 3.1 document', async () => {
     expect(doc.openapi).toBe('3.1.0');
     await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
+  });
+
+  test('validates against the OpenAPI 3.1 schema (a maintained validator, offline), and that validator can fail', async () => {
+    const validate = async (d: unknown) => {
+      const v = new Validator();
+      const res = await v.validate(structuredClone(d) as Record<string, unknown>);
+      return { valid: res.valid, errors: JSON.stringify(res.errors ?? []).slice(0, 2000) };
+    };
+    expect(await validate(doc)).toEqual({ valid: true, errors: '[]' });
+    const broken = structuredClone(doc);
+    broken.paths['/v1/me'].get.responses['200'] = { content: {} };
+    expect((await validate(broken)).valid).toBe(false);
+  });
+
+  test('every response of every operation has a description, and every error status the shared ApiError body', () => {
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        for (const [status, r] of Object.entries<any>(op.responses)) {
+          expect(typeof r.description, `${method} ${path} ${status}`).toBe('string');
+          if (Number(status) >= 400) expect(r.content['application/json'].schema.$ref, `${method} ${path} ${status}`).toBe('#/components/schemas/ApiError');
+        }
+      }
+    }
   });
 
   test('the validator can fail: a broken document is refused', async () => {
