@@ -70,7 +70,7 @@ export function createCovenants(deps: CovenantDeps) {
       ...(key ? {
         recovery_key: {
           ...(pub ? {} : { public_key: key.public_key_pem }),
-          sha256: stored.recovery_key_sha256 ?? null,
+          sha256: typeof stored.recovery_key_sha256 === 'string' ? stored.recovery_key_sha256 : null,
           enrolled_at: iso(Number(key.enrolled_at)),
           usable_from: iso(usableFrom as number),
           usable: now >= (usableFrom as number),
@@ -146,7 +146,7 @@ export function createCovenants(deps: CovenantDeps) {
       const params = storedParams(checked);
       const now = clock.now();
       if (current && current.template_id === template && sameParams(paramsOf(current), params)) {
-        return { status: 'success', changed: false, covenant: await view(current, agentId, false, now) };
+        return { status: 'success', changed: false, covenant: (await view(current, agentId, false, now))! };
       }
       const signatureGiven = input.passport_signature !== undefined || input.challenge_id !== undefined;
       let signed = false;
@@ -191,7 +191,7 @@ export function createCovenants(deps: CovenantDeps) {
         changed: true,
         previous_template_id: current?.template_id ?? null,
         signed,
-        covenant: await view(row, agentId, false, now),
+        covenant: (await view(row, agentId, false, now))!,
         ...(secret ? {
           channel_signing_secret: secret,
           channel_signing_notice: 'Shown once: svc signs every recovery code it delivers to the channel with this secret (header svc-signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>)',
@@ -230,7 +230,7 @@ export function createCovenants(deps: CovenantDeps) {
         await store.setBoundLogIndex(trx, next.covenant_id, appended.index);
         return { ...next, bound_log_index: appended.index };
       });
-      return { status: 'success', covenant: await view(row, agentId, false, now) };
+      return { status: 'success', covenant: (await view(row, agentId, false, now))! };
     },
 
     /** Registration's transaction: the covenant it bound (a recovery_public_key was given) becomes a log entry. */
