@@ -4,6 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsync } from 'fastify';
+import { ErrorBody } from '../../http/response-schemas';
+import { textResponse } from './schemas';
 
 const dir = new URL('../../../public/billing/', import.meta.url);
 const read = (f: string) => readFileSync(new URL(f, dir), 'utf8');
@@ -26,10 +28,13 @@ export const billingPageRoutes = (o: { path: string; stripeJsUrl: string }): Fas
     "frame-ancestors 'none'", // a payment page is never shown inside another site's frame (clickjacking)
   ].join('; ');
 
-  app.get(o.path, { schema: { summary: 'Billing page (completes a payment in the browser)' }, config: { auth: 'none' } }, async (_req, reply) =>
+  app.get(o.path, { schema: { summary: 'Billing page (completes a payment in the browser)', response: { 200: textResponse(['text/html'], 'The billing page (HTML)') } }, config: { auth: 'none' } }, async (_req, reply) =>
     reply.type('text/html; charset=utf-8').header('content-security-policy', csp).header('x-frame-options', 'DENY').header('cache-control', 'no-store').send(html));
 
-  app.get(`${o.path}/:asset`, { schema: { summary: 'Billing page assets' }, config: { auth: 'none' } }, async (req, reply) => {
+  app.get(`${o.path}/:asset`, {
+    schema: { summary: 'Billing page assets', response: { 200: textResponse(['text/javascript', 'text/css'], 'The script or style sheet of the billing page'), 404: ErrorBody } },
+    config: { auth: 'none' },
+  }, async (req, reply) => {
     const a = assets.get((req.params as { asset: string }).asset);
     if (!a) return reply.code(404).send({ error_code: 'ROUTE_NOT_FOUND', message: 'No such billing page asset' });
     return reply.type(a.type).header('cache-control', 'public, max-age=300').send(a.body);

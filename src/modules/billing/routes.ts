@@ -6,7 +6,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { agentOf } from '../../http/auth';
 import { ApiError } from '../../http/errors';
 import { billingPageRoutes } from './page-routes';
-import { AutoTopupBody, CheckoutBody, CheckoutValidationCodes, SetupBody } from './schemas';
+import { errorResponses } from '../../http/response-schemas';
+import {
+  AutoTopupBody, AutoTopupResponse, BillingConfigResponse, BillingSnapshotResponse, CheckoutBody, CheckoutResponse, CheckoutValidationCodes, GrantResponse,
+  ReferralSettleResponse, SetupBody, SetupResponse,
+} from './schemas';
 import type { BillingService } from './service';
 import { billingSnapshot, type StorageUsagePort } from './snapshot';
 import type { BillingStore } from './store';
@@ -41,27 +45,30 @@ const GrantBody = Type.Object({
 export const billingRoutes = (deps: BillingRouteDeps): FastifyPluginAsyncTypebox => async (app) => {
   const { billing } = deps;
 
-  app.get('/v1/billing', { schema: { summary: 'Billing snapshot: credit, tier, quotas and usage this month' }, config: { auth: 'key', scope: 'any' } }, async (request) => {
+  app.get('/v1/billing', { schema: { summary: 'Billing snapshot: credit, tier, quotas and usage this month', response: { 200: BillingSnapshotResponse } }, config: { auth: 'key', scope: 'any' } }, async (request) => {
     const a = agentOf(request);
     await deps.settle(a.agentId);
     return billingSnapshot({ store: deps.store, clock: deps.clock, storage: deps.storage?.(), processor: billing.config().payment_processor }, a.agentId, a.tier);
   });
 
-  app.get('/v1/billing/config', { schema: { summary: 'Payment processor settings for the billing page' }, config: { auth: 'none' } }, async () => billing.config());
+  app.get('/v1/billing/config', { schema: { summary: 'Payment processor settings for the billing page', response: { 200: BillingConfigResponse } }, config: { auth: 'none' } }, async () => billing.config());
 
   app.post('/v1/billing/credits/checkout', {
-    schema: { body: CheckoutBody, summary: 'Buy credits with the volume-discount slider: creates a payment intent to pay on the billing page' },
+    schema: {
+      body: CheckoutBody, summary: 'Buy credits with the volume-discount slider: creates a payment intent to pay on the billing page',
+      response: { 200: CheckoutResponse, ...errorResponses(422, 502, 503) },
+    },
     config: { auth: 'key', errors: { 502: ['PAYMENT_PROCESSOR_ERROR'], 503: ['BILLING_NOT_CONFIGURED'] }, validationCodes: CheckoutValidationCodes },
   }, async (request) => billing.checkout(agentOf(request).agentId, request.body.credits));
 
-  app.post('/v1/billing/packs/checkout', { schema: { summary: 'Retired: fixed credit packs (use /v1/billing/credits/checkout)' }, config: { auth: 'key', success: [], errors: { 410: ['PACK_CHECKOUT_RETIRED'] } } }, async () => {
+  app.post('/v1/billing/packs/checkout', { schema: { summary: 'Retired: fixed credit packs (use /v1/billing/credits/checkout)', response: errorResponses(410) }, config: { auth: 'key', success: [], errors: { 410: ['PACK_CHECKOUT_RETIRED'] } } }, async () => {
     throw new ApiError(410, 'PACK_CHECKOUT_RETIRED', 'Fixed-pack checkout is retired: buy any amount with POST /v1/billing/credits/checkout', {
       replacement_url: '/v1/billing/credits/checkout',
     });
   });
 
   app.post('/v1/billing/setup', {
-    schema: { body: SetupBody, summary: 'Save a card and consent to merchant-initiated refills (zero-amount intent)' },
+    schema: { body: SetupBody, summary: 'Save a card and consent to merchant-initiated refills (zero-amount intent)', response: { 200: SetupResponse, ...errorResponses(502, 503) } },
     config: { auth: 'key', errors: { 502: ['PAYMENT_PROCESSOR_ERROR'], 503: ['BILLING_NOT_CONFIGURED'] } },
     // The request has no body: no body at all is the usual call (the schema still refuses a non-object one).
     preValidation: async (request) => {
@@ -70,21 +77,24 @@ export const billingRoutes = (deps: BillingRouteDeps): FastifyPluginAsyncTypebox
   }, async (request) => billing.setup(agentOf(request).agentId));
 
   app.post('/v1/billing/auto-topup', {
-    schema: { body: AutoTopupBody, summary: 'Enable or disable automatic refills when the balance falls under a threshold' },
+    schema: { body: AutoTopupBody, summary: 'Enable or disable automatic refills when the balance falls under a threshold', response: { 200: AutoTopupResponse, ...errorResponses(409, 422) } },
     config: { auth: 'key', errors: { 409: ['PAYMENT_METHOD_REQUIRED', 'RECHARGE_CONSENT_REQUIRED'], 503: ['BILLING_NOT_CONFIGURED'] } },
   }, async (request) => billing.configureAutoTopup(agentOf(request).agentId, request.body));
 
-  app.post('/admin/billing/referrals/settle', { schema: { summary: 'Decide pending referral payouts now (admin)' }, config: { auth: 'admin' } },
-    async () => ({ status: 'success', ...(await deps.referrals.settle()) }));
+  app.post('/admin/billing/referrals/settle', { schema: { summary: 'Decide pending referral payouts now (admin)', response: { 200: ReferralSettleResponse } }, config: { auth: 'admin' } },
+    async () => ({ status: 'success' as const, ...(await deps.referrals.settle()) }));
 
-  app.post('/admin/billing/grants', { schema: { body: GrantBody, summary: 'Grant credit to an agent, optionally expiring (admin)' }, config: { auth: 'admin' } }, async (request) => {
+  app.post('/admin/billing/grants', {
+    schema: { body: GrantBody, summary: 'Grant credit to an agent, optionally expiring (admin)', response: { 200: GrantResponse, ...errorResponses(404) } },
+    config: { auth: 'admin', errors: { 404: ['AGENT_NOT_FOUND'] } },
+  }, async (request) => {
     const b = request.body;
     if (!isUuid(b.agent_id)) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
     const r = await deps.credits.add(b.agent_id.toLowerCase(), {
       kind: 'grant', units: toUnits(b.credits), ref: `admin:${b.reference}`,
       expiresAt: b.expires_in_days ? deps.clock.now() + b.expires_in_days * 86_400_000 : null,
     });
-    return { status: 'success', granted: r.added, credits_remaining_usd: (await billingSnapshot({ store: deps.store, clock: deps.clock, processor: null }, b.agent_id.toLowerCase(), 'free')).credits_remaining_usd };
+    return { status: 'success' as const, granted: r.added, credits_remaining_usd: (await billingSnapshot({ store: deps.store, clock: deps.clock, processor: null }, b.agent_id.toLowerCase(), 'free')).credits_remaining_usd };
   });
 
   await app.register(webhookRoutes({ billing }));

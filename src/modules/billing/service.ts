@@ -87,11 +87,11 @@ export function createBillingService(deps: BillingServiceDeps) {
     config() {
       const pk = deps.payments ? deps.publishableKey ?? null : null;
       return {
-        status: 'success',
+        status: 'success' as const,
         payment_processor: deps.payments ? deps.payments.processor : null,
         publishable_key: pk,
         billing_page_url: deps.billingPageUrl,
-        js_env: pk === null ? 'unconfigured' : pk.startsWith('pk_live_') ? 'live' : 'test',
+        js_env: (pk === null ? 'unconfigured' : pk.startsWith('pk_live_') ? 'live' : 'test') as 'unconfigured' | 'live' | 'test',
         currency,
       };
     },
@@ -111,7 +111,7 @@ export function createBillingService(deps: BillingServiceDeps) {
         metadata: { agent_id: agentId, purchase_type: 'slider', credits: String(quote.credits) },
       }).catch(processorFailure);
       return {
-        status: 'success',
+        status: 'success' as const,
         intent_id: intent.id,
         client_secret: intent.client_secret,
         billing_page_url: `${deps.billingPageUrl}#client_secret=${encodeURIComponent(intent.client_secret ?? '')}`,
@@ -130,7 +130,7 @@ export function createBillingService(deps: BillingServiceDeps) {
       const customerId = await customerOf(agentId);
       const si = await g.createSetupIntent({ customerId, metadata: { agent_id: agentId, purpose: 'recharge_consent' } }).catch(processorFailure);
       return {
-        status: 'success',
+        status: 'success' as const,
         setup_intent_id: si.id,
         client_secret: si.client_secret,
         billing_page_url: `${deps.billingPageUrl}#mode=setup&client_secret=${encodeURIComponent(si.client_secret ?? '')}`,
@@ -157,7 +157,7 @@ export function createBillingService(deps: BillingServiceDeps) {
           : { auto_topup_enabled: 0, topup_dip_open: 0 };
         await store.updateAccount(trx, agentId, patch, now);
         return {
-          status: 'success',
+          status: 'success' as const,
           auto_topup: input.enabled,
           threshold_credits: input.enabled ? input.threshold_credits! : null,
           threshold_usd: input.enabled ? formatUsd(toUnits(input.threshold_credits!)) : null,

@@ -55,7 +55,7 @@ export async function billingSnapshot(deps: {
     // The monthly write cap binds every tier that has one (memory answers 429 MEMORY_OPS_LIMIT at it), credit-metered too.
     || (tier.memoryWritesPerMonth !== null && memory >= tier.memoryWritesPerMonth);
   return {
-    status: 'success',
+    status: 'success' as const,
     tier: tier.name,
     credits_remaining_usd: formatUsd(bal.units),
     // Beyond the contract's fields: credit at stake (locked or cooling), never part of the spendable balance.
@@ -85,7 +85,7 @@ export async function billingSnapshot(deps: {
     parse_ops_this_month: parse,
     parse_ops_lifetime: parseLifetime,
     // Beyond the contract's fields: how the limits above are counted, and the refill settings.
-    quota_period: monthly ? 'utc_month' : 'rolling_30_days',
+    quota_period: monthly ? 'utc_month' as const : 'rolling_30_days' as const,
     memory_writes_free_remaining: monthly ? null : FREE_FLOORS.memory_write! - memFree,
     auto_topup_threshold_usd: account?.auto_topup_enabled ? formatUsd(account.auto_topup_threshold_units) : null,
     auto_topup_credits: account?.auto_topup_enabled ? account.auto_topup_units / 100 : null,

@@ -4,6 +4,8 @@
  * after verification. A bad signature is refused before anything is read or written.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { errorResponses } from '../../http/response-schemas';
+import { WebhookResponse } from './schemas';
 import type { BillingService } from './service';
 
 export const webhookRoutes = (deps: { billing: BillingService }): FastifyPluginAsync => async (app) => {
@@ -11,7 +13,7 @@ export const webhookRoutes = (deps: { billing: BillingService }): FastifyPluginA
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1_048_576 }, (_req, body, done) => done(null, body));
 
   app.post('/v1/billing/payment-processor/webhook', {
-    schema: { summary: 'Payment processor events (signed with the Stripe-Signature header)' },
+    schema: { summary: 'Payment processor events (signed with the Stripe-Signature header)', response: { 200: WebhookResponse, ...errorResponses(400, 503) } },
     config: { auth: 'none', errors: { 400: ['WEBHOOK_SIGNATURE_INVALID'], 503: ['BILLING_NOT_CONFIGURED'] } },
   }, async (request) => {
     const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);

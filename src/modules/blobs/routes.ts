@@ -12,7 +12,10 @@ import { agentOf } from '../../http/auth';
 import { ApiError } from '../../http/errors';
 import { unstorableText } from '../../http/input-guard';
 import type { Clock } from '../../lib/clock';
-import { BlobIdCodes, BlobParams, DownloadQuery, ListQuery, signedUrlQuery } from './schemas';
+import { errorResponses } from '../../http/response-schemas';
+import {
+  BlobIdCodes, BlobListResponse, BlobMetaResponse, BlobParams, DownloadQuery, downloadResponses, ListQuery, NoContent, SignedUrlResponse, signedUrlQuery, UploadResponse,
+} from './schemas';
 import type { BlobService, Download } from './service';
 import type { UrlSigner } from './signed-url';
 
@@ -60,6 +63,7 @@ const uploadRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => async (
       summary: 'Upload a blob: multipart field `file`, or the raw body with its Content-Type. 201 new, 200 same bytes again',
       tags: ['blobs'],
       consumes: ['multipart/form-data', 'application/octet-stream', '*/*'],
+      response: { 201: UploadResponse, 200: UploadResponse, ...errorResponses(400, 413, 422, 503) },
     } as Record<string, unknown>,
     config: { auth: 'key', scope: 'svc:blob-store', success: [201, 200], errors: { 400: ['BLOB_MULTIPART_INVALID'], 413: ['BLOB_TOO_LARGE', 'BLOB_STORAGE_LIMIT'], 422: ['BLOB_FILE_REQUIRED', 'BLOB_CONTENT_TYPE_INVALID'], 503: ['BLOB_STORE_UNAVAILABLE'] } },
   }, async (request, reply) => {
@@ -116,7 +120,7 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
   await app.register(uploadRoutes(deps));
 
   app.get('/v1/blobs', {
-    schema: { querystring: ListQuery, summary: 'List your blobs, newest first', tags: ['blobs'] },
+    schema: { querystring: ListQuery, summary: 'List your blobs, newest first', tags: ['blobs'], response: { 200: BlobListResponse } },
     config: { auth: 'key', scope: 'svc:blob-store' },
   }, async (request) => blobs.list(caller(request).agentId, request.query.page ?? 1, request.query.per_page ?? 50));
 
@@ -125,13 +129,16 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
     method: ['GET', 'HEAD'],
     url: '/v1/blobs/:blob_id',
     exposeHeadRoute: false,
-    schema: { params: BlobParams, summary: 'Download a blob (HTTP Range: one range → 206, several → multipart/byteranges)', tags: ['blobs'] },
+    schema: {
+      params: BlobParams, summary: 'Download a blob (HTTP Range: one range → 206, several → multipart/byteranges)', tags: ['blobs'],
+      response: downloadResponses(404, 416, 503),
+    },
     config: { auth: 'key', scope: 'svc:blob-store', errors: { 404: ['BLOB_NOT_FOUND'], 416: ['RANGE_NOT_SATISFIABLE'], 503: ['BLOB_STORE_UNAVAILABLE'] }, validationCodes: BlobIdCodes },
     handler: async (request, reply) => send(reply, await blobs.download(caller(request).agentId, request.params.blob_id, downloadHeaders(request))),
   });
 
   app.get('/v1/blobs/:blob_id/meta', {
-    schema: { params: BlobParams, summary: 'Metadata of a blob: size, type, sha256, dates, latest parse', tags: ['blobs'] },
+    schema: { params: BlobParams, summary: 'Metadata of a blob: size, type, sha256, dates, latest parse', tags: ['blobs'], response: { 200: BlobMetaResponse, ...errorResponses(404) } },
     config: { auth: 'key', scope: 'svc:blob-store', errors: { 404: ['BLOB_NOT_FOUND'] }, validationCodes: BlobIdCodes },
   }, async (request) => blobs.meta(caller(request).agentId, request.params.blob_id));
 
@@ -139,6 +146,7 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
     schema: {
       params: BlobParams, querystring: signedUrlQuery(deps.signedUrlMaxSeconds), tags: ['blobs'],
       summary: 'A signed URL that reads the blob without a key until it expires',
+      response: { 200: SignedUrlResponse, ...errorResponses(404) },
     },
     config: { auth: 'key', scope: 'svc:blob-store', validationCodes: BlobIdCodes },
   }, async (request) => blobs.signedUrl(caller(request).agentId, request.params.blob_id, request.query.expires_in));
@@ -151,6 +159,7 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
     schema: {
       params: BlobParams, querystring: DownloadQuery, tags: ['blobs'],
       summary: 'Download through a signed URL (agent_id, expires, signature from .../signed-url), or with the key',
+      response: downloadResponses(403, 404, 416, 503),
     },
     config: { auth: 'optional', scope: 'svc:blob-store', errors: { 403: ['SIGNED_URL_INVALID', 'SIGNED_URL_EXPIRED'], 404: ['BLOB_NOT_FOUND'], 503: ['BLOB_STORE_UNAVAILABLE'] }, validationCodes: BlobIdCodes },
     handler: async (request, reply) => {
@@ -169,7 +178,10 @@ export const blobRoutes = (deps: BlobRouteDeps): FastifyPluginAsyncTypebox => as
   });
 
   app.delete('/v1/blobs/:blob_id', {
-    schema: { params: BlobParams, summary: 'Soft-delete a blob: 204, also for unknown ids (existence is not leaked)', tags: ['blobs'] },
+    schema: {
+      params: BlobParams, summary: 'Soft-delete a blob: 204, also for unknown ids (existence is not leaked)', tags: ['blobs'],
+      response: { 204: NoContent('Deleted, or nothing to delete'), ...errorResponses(404) },
+    },
     config: { auth: 'key', scope: 'svc:blob-store', success: [204], errors: { 404: ['BLOB_NOT_FOUND'] }, validationCodes: BlobIdCodes },
   }, async (request, reply) => {
     await blobs.remove(caller(request).agentId, request.params.blob_id);

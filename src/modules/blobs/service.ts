@@ -232,13 +232,13 @@ export function createBlobService(deps: BlobServiceDeps) {
     async list(agentId: string, page: number, perPage: number) {
       const { rows, total } = await records.list(agentId, (page - 1) * perPage, perPage);
       const parses = await summaries(agentId, rows.map((r) => r.blob_id));
-      return { status: 'success', blobs: rows.map((r) => blobView(r, parses.get(r.blob_id))), total, page, per_page: perPage };
+      return { status: 'success' as const, blobs: rows.map((r) => blobView(r, parses.get(r.blob_id))), total, page, per_page: perPage };
     },
 
     async meta(agentId: string, blobId: string) {
       const row = await active(agentId, blobId);
       const parses = await summaries(agentId, [blobId]);
-      return { status: 'success', ...blobView(row, parses.get(blobId)) };
+      return { status: 'success' as const, ...blobView(row, parses.get(blobId)) };
     },
 
     async signedUrl(agentId: string, blobId: string, expiresIn: number | undefined) {
@@ -248,7 +248,7 @@ export function createBlobService(deps: BlobServiceDeps) {
       const expires = Math.ceil((clock.now() + seconds * 1000) / 1000);
       const q = new URLSearchParams({ agent_id: agentId, expires: String(expires), signature: deps.signer.signature(agentId, blobId, expires) });
       return {
-        status: 'success', blob_id: blobId, url: `${deps.baseUrl}/v1/blobs/${blobId}/download?${q}`,
+        status: 'success' as const, blob_id: blobId, url: `${deps.baseUrl}/v1/blobs/${blobId}/download?${q}`,
         expires_in: seconds, expires_at: iso(expires * 1000),
       };
     },

@@ -28,7 +28,7 @@ import { trimBlank } from '../../lib/text';
 export const COMMONS_COLLECTION = 'commons';
 /** Commons vectors are shared: one owner for all. */
 export const COMMONS_OWNER = '';
-const CONTENT_TRUST = 'untrusted_data';
+const CONTENT_TRUST = 'untrusted_data' as const;
 
 export interface CommonsDeps {
   store: CommonsStore;
@@ -93,20 +93,20 @@ export function createCommonsService(deps: CommonsDeps) {
       };
       await store.insert(row, (trx) => indexEntry(trx, row.entry_id, input.key, input.value));
       statsCache.clear();
-      return { status: 'success', entry: entryView(row) };
+      return { status: 'success' as const, entry: entryView(row) };
     },
 
     async get(entryId: string) {
       const r = await store.get(entryId);
       if (!r) throw notFound(entryId);
-      return { status: 'success', entry: entryView(r), content_trust: CONTENT_TRUST };
+      return { status: 'success' as const, entry: entryView(r), content_trust: CONTENT_TRUST };
     },
 
     async list(q: { page?: number; per_page?: number; tag?: string; publisher?: string }) {
       const page = q.page ?? 1;
       const perPage = q.per_page ?? 20;
       const { rows, total } = await store.list({ tag: q.tag, publisher: q.publisher, offset: (page - 1) * perPage, limit: perPage });
-      return { status: 'success', entries: rows.map(entryView), total, page, per_page: perPage, content_trust: CONTENT_TRUST };
+      return { status: 'success' as const, entries: rows.map(entryView), total, page, per_page: perPage, content_trust: CONTENT_TRUST };
     },
 
     async search(q: { q?: string; limit?: number; threshold?: number }) {
@@ -137,7 +137,7 @@ export function createCommonsService(deps: CommonsDeps) {
         return r ? [{ ...entryView(r), similarity: h.similarity }] : [];
       });
       return {
-        status: 'success', query: text, results, total_returned: results.length, content_trust: CONTENT_TRUST,
+        status: 'success' as const, query: text, results, total_returned: results.length, content_trust: CONTENT_TRUST,
         // Entries not yet searchable by meaning (found by their words all the same); 0: complete.
         pending_embeddings: found.pending,
       };
@@ -148,7 +148,7 @@ export function createCommonsService(deps: CommonsDeps) {
       if (!r) throw notFound(entryId);
       if (r.publisher_id === agentId) throw new ApiError(403, 'COMMONS_SELF_VOUCH', 'An agent cannot vouch for its own entry');
       const v = await store.vouch(entryId, agentId, clock.now());
-      return { status: 'success', entry_id: entryId, vouched: true, already_vouched: !v.added, vouch_count: v.count };
+      return { status: 'success' as const, entry_id: entryId, vouched: true as const, already_vouched: !v.added, vouch_count: v.count };
     },
 
     async remove(agentId: string, entryId: string) {
@@ -160,7 +160,7 @@ export function createCommonsService(deps: CommonsDeps) {
         await deps.indexer?.forget(trx, COMMONS_COLLECTION, COMMONS_OWNER, [entryId]);
       });
       statsCache.clear();
-      return { status: 'success', entry_id: entryId, deleted: true };
+      return { status: 'success' as const, entry_id: entryId, deleted: true as const };
     },
 
     /**

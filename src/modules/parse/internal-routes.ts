@@ -11,6 +11,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../../http/errors';
 import { PUSH_SIGNATURE_HEADER, verifyPushMessage, type JobQueue } from '../../infra/queue';
 import type { Clock } from '../../lib/clock';
+import { errorResponses } from '../../http/response-schemas';
+import { QueuePushResponse } from './schemas';
 import { parseJobKey } from './service';
 
 export const internalQueueRoutes = (deps: { queue: JobQueue; secret?: string; clock: Clock }): FastifyPluginAsyncTypebox => async (app) => {
@@ -19,8 +21,12 @@ export const internalQueueRoutes = (deps: { queue: JobQueue; secret?: string; cl
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_req, body, done) => done(null, body));
 
   app.post('/internal/queue/parse', {
-    schema: { summary: 'Queue push target: runs one parse job (HMAC-signed message; idempotent)', tags: ['internal'] },
-    config: { auth: 'none', errors: { 401: ['QUEUE_SIGNATURE_INVALID'], 404: ['PARSE_JOB_NOT_FOUND'], 503: ['QUEUE_NOT_CONFIGURED'] } },
+    schema: {
+      summary: 'Queue push target: runs one parse job (HMAC-signed message; idempotent)', tags: ['internal'],
+      response: { 200: QueuePushResponse, ...errorResponses(400, 401, 404, 422, 503) },
+    },
+    // The body is read here, not by a schema: its JSON and shape errors are this route's own.
+    config: { auth: 'none', errors: { 400: ['INVALID_JSON'], 401: ['QUEUE_SIGNATURE_INVALID'], 404: ['PARSE_JOB_NOT_FOUND'], 422: ['VALIDATION_FAILED'], 503: ['QUEUE_NOT_CONFIGURED'] } },
   }, async (request) => {
     if (!deps.secret) throw new ApiError(503, 'QUEUE_NOT_CONFIGURED', 'SVC_QUEUE_SECRET is not set: this host accepts no pushed queue messages');
     const raw = typeof request.body === 'string' ? request.body : '';
@@ -38,6 +44,6 @@ export const internalQueueRoutes = (deps: { queue: JobQueue; secret?: string; cl
     if (typeof parseId !== 'string' || parseId.length > 64) throw new ApiError(422, 'VALIDATION_FAILED', 'parse_id is required', { field: 'body.parse_id' });
     const r = await deps.queue.runByKey(parseJobKey(parseId));
     if (r.outcome === 'missing') throw new ApiError(404, 'PARSE_JOB_NOT_FOUND', `No queued parse ${parseId}`);
-    return { status: 'success', parse_id: parseId, accepted: r.outcome === 'ran', state: r.state, outcome: r.outcome };
+    return { status: 'success' as const, parse_id: parseId, accepted: r.outcome === 'ran', state: r.state, outcome: r.outcome };
   });
 };

@@ -19,6 +19,7 @@ import { BLOB_CHUNK_COLLECTION, parseItemId, type ChunkIndexer } from './chunks'
 import type { BlobsPort, Caller, ParseMeter, SearchUsageReader } from './ports';
 import type { ParseStore } from './store';
 import { trimBlank } from '../../lib/text';
+import type { ChunkLocation } from '../../infra/parsers';
 
 export const BLOB_SEARCH_DEFAULTS = { limit: 5, threshold: 0.5 } as const;
 const SNIPPET_CHARS = 500;
@@ -88,13 +89,13 @@ export function createBlobSearch(deps: BlobSearchDeps) {
         const c = chunks.get(`${h.key.blobId}:${h.key.index}`);
         const blob = blobs.get(h.key.blobId);
         if (!c || !blob) continue; // deleted meanwhile
-        const location = JSON.parse(c.location) as Record<string, unknown>;
+        const location = JSON.parse(c.location) as ChunkLocation;
         const where = location.page ? ` (page ${location.page})` : location.sheet ? ` (sheet ${location.sheet})` : '';
         results.push({
           title: `${blob.filename ?? blob.blob_id}${where}`,
           url: `${deps.baseUrl}/v1/blobs/${blob.blob_id}`,
           snippet: snippetOf(c.text),
-          source: 'blob',
+          source: 'blob' as const,
           credibility_score: 0.5,
           published_date: null,
           similarity: Math.round(h.similarity * 10_000) / 10_000,
@@ -103,7 +104,7 @@ export function createBlobSearch(deps: BlobSearchDeps) {
           chunk_index: Number(c.chunk_index),
           location,
           content_type: blob.content_type,
-          content_trust: 'untrusted_data',
+          content_trust: 'untrusted_data' as const,
         });
       }
       const usage = deps.usage && charge

@@ -173,7 +173,7 @@ export function createParseService(deps: ParseServiceDeps) {
         deps.queue.kick();
         const out: Record<string, unknown> = { ...parseView(row), status_url: `${deps.baseUrl}/v1/blobs/${blobId}/parse/${row.parse_id}` };
         if (callbackUrl) out.callback_signing_secret = await store.callbackSecret(caller.agentId, now);
-        return { code: 202, body: out, svcUsage };
+        return { code: 202 as const, body: out, svcUsage };
       }
       let outcome;
       try {
@@ -188,15 +188,15 @@ export function createParseService(deps: ParseServiceDeps) {
         const { json } = outcome; // serialized by the parser process, stored and answered as is
         Object.assign(row, { status: 'complete', result: json });
         // false: the blob was deleted while it was parsed, and `row` now says so (failed, blob_deleted).
-        if (!(await recordComplete(row, json, outcome, done))) return { code: 200, body: parseView(row), svcUsage };
+        if (!(await recordComplete(row, json, outcome, done))) return { code: 200 as const, body: parseView(row), svcUsage };
         // The result is already serialized: spliced in rather than parsed and serialized again.
-        return { code: 200, body: parseViewJson(row), svcUsage };
+        return { code: 200 as const, body: parseViewJson(row), svcUsage };
       }
       // The parser itself broke (not the file): the agent is not charged for it.
       if (outcome.failure.reason === 'internal') await charge?.refund();
       Object.assign(row, { status: 'failed', error_code: outcome.failure.code, error_reason: outcome.failure.reason, error_message: outcome.failure.message });
       await store.insert(row);
-      return { code: 200, body: parseView(row), svcUsage: outcome.failure.reason === 'internal' ? null : svcUsage };
+      return { code: 200 as const, body: parseView(row), svcUsage: outcome.failure.reason === 'internal' ? null : svcUsage };
     },
 
     async status(caller: Caller, blobId: string, parseId: string) {
@@ -207,7 +207,7 @@ export function createParseService(deps: ParseServiceDeps) {
     async deliveries(caller: Caller, blobId: string, parseId: string) {
       await ownParse(caller, blobId, parseId);
       const rows = await store.deliveries(caller.agentId, parseId);
-      return { status: 'success', parse_id: parseId, deliveries: rows.map(deliveryView), total: rows.length };
+      return { status: 'success' as const, parse_id: parseId, deliveries: rows.map(deliveryView), total: rows.length };
     },
 
     async replay(caller: Caller, blobId: string, parseId: string) {
@@ -226,7 +226,7 @@ export function createParseService(deps: ParseServiceDeps) {
         await store.setCallbackMessage(row.parse_id, body, signature, now);
       }
       const d = await sendCallback({ client: deps.client, store, clock, timeoutMs: s.callbackTimeoutMs }, row, { body, signature, trigger: 'replay' });
-      return { status: 'success', parse_id: parseId, delivery: deliveryView(d) };
+      return { status: 'success' as const, parse_id: parseId, delivery: deliveryView(d) };
     },
 
     /** ParseSummaryPort of the blobs module. */

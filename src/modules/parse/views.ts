@@ -44,10 +44,10 @@ export function parseViewJson(row: ParseRow, extra: Record<string, unknown> = {}
 export function deliveryView(d: DeliveryRow) {
   return {
     attempt_number: Number(d.attempt_number),
-    status: d.status,
+    status: d.status as 'success' | 'failed',
     http_status: d.http_status === null ? null : Number(d.http_status),
     last_error: d.last_error,
-    trigger: d.trigger,
+    trigger: d.trigger as 'automatic' | 'replay',
     created_at: iso(Number(d.created_at)),
   };
 }
