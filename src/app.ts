@@ -277,7 +277,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // ---- discovery and MCP (derived lazily from the whole route table, so order does not matter) ----
   await app.register(discoveryRoutes({ config, table: routeTable, identity, trustLog: { origin: trust.log.origin, verifier_key: trust.log.verifierKey, public_key: trust.log.publicKeyPem } }));
   await app.register(toolRoutes(toolCatalog));
-  await app.register(openApiRoutes());
+  await app.register(openApiRoutes({ baseUrl: config.core.baseUrl }));
   await app.register(mcpRoutes({ root: app, catalog: toolCatalog, allowedOrigins: [config.core.baseUrl, ...config.discovery.mcpAllowedOrigins] }));
 
   app.addHook('onClose', async () => {

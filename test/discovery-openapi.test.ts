@@ -98,18 +98,57 @@ describe('GET /openapi.json', () => {
     for (const d of doc['x-svc-designs']) expect(Object.keys(d).sort()).toEqual(['design', 'see', 'spec_item']);
   });
 
-  test('GET /docs renders every operation as self-contained HTML', async () => {
-    const res = await t.request('GET', '/docs');
-    expect(res.status).toBe(200);
-    expect(res.headers['content-type']).toContain('text/html');
-    expect(res.raw).not.toMatch(/<script[^>]+src=|<link[^>]+href="http/);
+  test('every operation carries what the reference page shows: authentication, error codes per status, an example of each code', () => {
     let n = 0;
     for (const [path, item] of Object.entries<any>(doc.paths)) {
-      for (const method of Object.keys(item)) {
+      for (const [method, op] of Object.entries<any>(item)) {
         n++;
-        expect(res.raw, `${method} ${path}`).toContain(`<code>${path}</code>`);
+        const where = `${method} ${path}`;
+        expect(op.description, where).toContain('**Authentication:**');
+        expect(Object.keys(op['x-svc-error-codes']).length, where).toBeGreaterThan(0);
+        for (const [status, codes] of Object.entries<string[]>(op['x-svc-error-codes'])) {
+          const r = op.responses[status];
+          expect(r.content['application/json'].schema['x-svc-error-codes'], `${where} ${status}`).toEqual(codes);
+          for (const code of codes) {
+            expect(op.description, where).toContain(`\`${code}\``);
+            expect(r.description, `${where} ${status}`).toContain(code);
+          }
+          // One example per code, a body of that code (the JSON-RPC 400 of /mcp is the protocol's own).
+          const examples = r.content['application/json'].examples;
+          if (path === '/mcp' && status === '400') continue;
+          expect(Object.keys(examples), `${where} ${status}`).toEqual(codes);
+          for (const code of codes) expect(examples[code].value.error_code).toBe(code);
+        }
       }
     }
     expect(n).toBeGreaterThan(15);
+  });
+
+  test('names its authentication schemes and links the designs page', () => {
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes.adminKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Admin-Key' });
+    for (const s of Object.values<any>(doc.components.securitySchemes)) expect(s.description.length).toBeGreaterThan(20);
+    expect(doc.paths['/admin/trust/parity-check/latest'].get.security).toEqual([{ adminKey: [] }]);
+    expect(doc.info.description).toContain('(/docs/designs)');
+  });
+
+  test('the guide\'s requests are examples of the operations they call', () => {
+    const register = doc.paths['/v1/register'].post.requestBody.content['application/json'].examples['start: register'];
+    expect(register.value).toMatchObject({ agent_name: 'my-agent', agree_to_terms: true });
+    const key = doc.paths['/v1/memory/{key}'].put.parameters.find((p: any) => p.in === 'path' && p.name === 'key');
+    expect(key.example).toBe('project.notes');
+    // A placeholder (<agent_id>) is not given as an example of a checked value.
+    for (const item of Object.values<any>(doc.paths)) {
+      for (const op of Object.values<any>(item)) for (const p of op.parameters ?? []) expect(String(p.example ?? '')).not.toMatch(/^<.*>$/);
+    }
+  });
+
+  test('GET /docs is the reference page (Swagger UI over this document)', async () => {
+    const res = await t.request('GET', '/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toContain('text/html');
+    expect(res.raw).toContain('<div id="swagger-ui"></div>');
+    expect(res.raw).toMatch(/<script src="\/docs\/static\/swagger-ui-bundle\.js"/);
+    expect((await t.request('GET', '/docs/json')).body).toEqual(doc);
   });
 });

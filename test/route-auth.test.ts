@@ -21,7 +21,7 @@ afterAll(async () => t?.close());
  * only routes allowed without a key. Non-/v1 discovery documents and signature-authenticated inbound routes are also listed.
  */
 const PUBLIC_ALLOWED: RegExp[] = [
-  /^\/health$/, /^\/openapi\.json$/, /^\/docs$/, /^\/\.well-known\/(ai-agent|agent-card)\.json$/, /^\/mcp(\/v1)?\/\{file\}$/,
+  /^\/health$/, /^\/openapi\.json$/, /^\/docs(\/designs)?$/, /^\/\.well-known\/(ai-agent|agent-card)\.json$/, /^\/mcp(\/v1)?\/\{file\}$/,
   /^\/v1\/register$/, /^\/v1\/capabilities$/, /^\/v1\/billing\/config$/, /^\/v1\/guide$/, /^\/v1\/agent-template$/, /^\/v1\/mcp\/manifest$/,
   /^\/v1\/agents$/, /^\/v1\/agents\/\{[a-z_]+\}\/(passport|agent-card|reputation\/history|covenant|recovery\/intents|journal\/commitments|consolidation-policy|policy-bindings)$/,
   /^\/v1\/tools\/\{[a-z_]+\}\/passport$/, /^\/v1\/community$/, /^\/v1\/auth\/passport\/(challenge|verify|ephemeral)$/,

@@ -1,9 +1,14 @@
 /**
  * How svc behaves where its API contract leaves a detail open (a body or format it does not fix),
- * published in the OpenAPI document (`x-svc-designs`; `spec_item` names the open detail) and on
- * /docs under "How svc behaves where the API leaves details open". Each entry points at where the design lives, so the
- * list is an index, not a second definition: shapes are in the route schemas and responses.
+ * published in the OpenAPI document (`x-svc-designs`; `spec_item` names the open detail) and on a
+ * page of its own (GET /docs/designs, linked from the reference at /docs). Each entry points at where
+ * the design lives, so the list is an index, not a second definition: shapes are in the route schemas
+ * and responses.
  */
+
+/** The API reference page and the designs page. */
+export const DOCS_PATH = '/docs';
+export const DESIGNS_PATH = '/docs/designs';
 export interface Design {
   spec_item: string;
   design: string;

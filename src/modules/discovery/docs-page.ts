@@ -1,73 +1,117 @@
 /**
- * The human-readable API reference (GET /docs): one self-contained HTML page rendered from the
- * OpenAPI document, so it can never disagree with it. No external assets.
+ * The API reference (GET /docs): Swagger UI (@fastify/swagger-ui) over the same OpenAPI document as
+ * GET /openapi.json, so the page can never disagree with it. Every asset is served from the npm
+ * package by this instance (no CDN, works offline); the page's Content-Security-Policy allows its
+ * own origin only (and the API's base address, which "Try it out" calls). GET /docs/designs is the
+ * short page on how svc decides what the API contract leaves open.
  */
-type Doc = Record<string, any>;
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import swaggerUi from '@fastify/swagger-ui';
+import { Type } from 'typebox';
+import { errorResponses } from '../../http/response-schemas';
+import { DESIGNS_PATH, DOCS_PATH, NOT_SHOWN_DESIGNS, type Design } from './designs';
+import { errorCodesOf } from './openapi';
+import type { RouteInfo } from './route-table';
+
+const HtmlPage = (description: string) => ({ description, content: { 'text/html': { schema: Type.String() } } });
+
+/** The pages' policy: scripts, styles, images and fonts of this origin only; calls to this origin and the API's base address. */
+export function docsCsp(baseUrl: string): string {
+  let api = '';
+  try {
+    api = ` ${new URL(baseUrl).origin}`;
+  } catch {
+    // a base address that is not a URL adds nothing
+  }
+  // Swagger UI sets styles from script (its components' style attributes) and its stylesheet carries data: images.
+  return ["default-src 'none'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:", "font-src 'self' data:",
+    `connect-src 'self'${api}`, "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'", "object-src 'none'"].join('; ');
+}
 
 const esc = (s: unknown): string =>
   String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-const anchor = (method: string, path: string) => `${method}-${path}`.replace(/[^A-Za-z0-9]+/g, '-');
-
-function typeOf(s: Doc | undefined): string {
-  if (!s) return '';
-  if (s.$ref) return s.$ref.split('/').pop();
-  if (s.enum) return s.enum.map((v: unknown) => JSON.stringify(v)).join(' | ');
-  if (s.anyOf) return s.anyOf.map(typeOf).join(' | ');
-  if (s.const !== undefined) return JSON.stringify(s.const);
-  return Array.isArray(s.type) ? s.type.join(' | ') : s.type ?? 'any';
-}
-
-function constraints(s: Doc | undefined): string {
-  if (!s) return '';
-  const out: string[] = [];
-  for (const k of ['minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'format', 'default']) if (s[k] !== undefined) out.push(`${k}: ${JSON.stringify(s[k])}`);
-  return out.join(', ');
-}
-
-function fieldRows(rows: { name: string; where: string; required: boolean; schema?: Doc; description?: string }[]): string {
-  if (!rows.length) return '';
-  return `<table><tr><th>Field</th><th>In</th><th>Type</th><th>Required</th><th>Notes</th></tr>${rows.map((r) =>
-    `<tr><td><code>${esc(r.name)}</code></td><td>${esc(r.where)}</td><td>${esc(typeOf(r.schema))}</td><td>${r.required ? 'yes' : ''}</td>`
-    + `<td>${esc([r.description ?? r.schema?.description, constraints(r.schema)].filter(Boolean).join(' — '))}</td></tr>`).join('')}</table>`;
-}
-
-function operation(method: string, path: string, op: Doc): string {
-  const rows = (op.parameters ?? []).map((p: Doc) => ({ name: p.name, where: p.in, required: !!p.required, schema: p.schema, description: p.description }));
-  const body = op.requestBody?.content?.['application/json']?.schema;
-  if (body?.properties) {
-    const req = new Set(body.required ?? []);
-    for (const [name, s] of Object.entries<Doc>(body.properties)) rows.push({ name, where: 'body', required: req.has(name), schema: s });
-  }
-  const responses = Object.entries<Doc>(op.responses ?? {}).map(([status, r]) =>
-    `<li><b>${esc(status)}</b> ${esc(r.description)}</li>`).join('');
-  return `<section class="op" id="${anchor(method, path)}"><h3><span class="m ${esc(method)}">${esc(method.toUpperCase())}</span> <code>${esc(path)}</code>`
-    + `${op.deprecated ? ' <span class="dep">deprecated</span>' : ''}</h3><p>${esc(op.summary)}</p>`
-    + `<p class="auth">Auth: <b>${esc(op['x-svc-auth'] ?? 'key')}</b></p>${fieldRows(rows)}<ul class="resp">${responses}</ul></section>`;
-}
-
-export function renderDocsPage(doc: Doc): string {
-  const ops: { method: string; path: string; op: Doc; tag: string }[] = [];
-  for (const [path, item] of Object.entries<Doc>(doc.paths ?? {})) {
-    for (const [method, op] of Object.entries<Doc>(item)) {
-      if (typeof op === 'object' && op.responses) ops.push({ method, path, op, tag: op.tags?.[0] ?? path.split('/')[2] ?? path.split('/')[1] ?? 'other' });
-    }
-  }
-  const groups = new Map<string, typeof ops>();
-  for (const o of ops) (groups.get(o.tag) ?? groups.set(o.tag, []).get(o.tag)!).push(o);
-  const toc = [...groups].map(([tag, list]) => `<li>${esc(tag)}<ul>${list.map((o) =>
-    `<li><a href="#${anchor(o.method, o.path)}">${esc(o.method.toUpperCase())} ${esc(o.path)}</a></li>`).join('')}</ul></li>`).join('');
-  const designs = (doc['x-svc-designs'] ?? []).map((d: Doc) =>
-    `<tr><td>${esc(d.spec_item)}</td><td>${esc(d.design)}</td><td><code>${esc(d.see)}</code></td></tr>`).join('');
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(doc.info?.title)} ${esc(doc.info?.version)}</title>
+/** The designs page: one table, no script. */
+export function renderDesignsPage(designs: Design[], title: string): string {
+  const rows = designs.map((d) => `<tr><td>${esc(d.spec_item)}</td><td>${esc(d.design)}</td><td><code>${esc(d.see)}</code></td></tr>`).join('\n');
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}: how svc decides what the API leaves open</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font:15px/1.5 system-ui,sans-serif;margin:0;display:flex}nav{width:300px;height:100vh;overflow:auto;position:sticky;top:0;background:#f6f6f8;padding:1em;font-size:13px}
-main{flex:1;padding:1em 2em;max-width:1000px}nav ul{padding-left:1em;list-style:none}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
-.m{font-family:monospace;padding:1px 6px;border-radius:3px;color:#fff;background:#555}.get{background:#2a7}.post{background:#27c}.put{background:#c82}.delete{background:#c33}
-.dep{color:#c33;font-size:12px}.op{border-top:1px solid #eee;padding-top:.5em}</style></head>
-<body><nav><b>${esc(doc.info?.title)} ${esc(doc.info?.version)}</b><p><a href="/openapi.json">openapi.json</a></p><ul>${toc}</ul></nav>
-<main><h1>${esc(doc.info?.title)} <small>${esc(doc.info?.version)}</small></h1><p>${esc(doc.info?.description)}</p>
-<h2>Errors</h2><p>${esc(doc.components?.schemas?.ApiError?.description)}</p>
-<h2>How svc behaves where the API leaves details open</h2><table><tr><th>Item</th><th>Design</th><th>See</th></tr>${designs}</table>
-<h2>Operations</h2>${ops.map((o) => operation(o.method, o.path, o.op)).join('\n')}</main></body></html>`;
+<style>body{font:15px/1.5 system-ui,sans-serif;margin:2em auto;max-width:1000px;padding:0 1em}table{border-collapse:collapse}
+td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}th{background:#f6f6f8}</style></head>
+<body><p><a href="${DOCS_PATH}">API reference</a> · <a href="/openapi.json">openapi.json</a></p>
+<h1>How svc behaves where the API leaves details open</h1>
+<p>Where the API contract does not fix a body, a format or a field, svc decides as below. Each row points at where the
+design lives (a route, a schema); the same list is in the OpenAPI document as <code>x-svc-designs</code>.</p>
+<table><tr><th>Item</th><th>Design</th><th>See</th></tr>
+${rows}</table></body></html>`;
+}
+
+/**
+ * Registers /docs (Swagger UI, its assets under /docs/static/) and /docs/designs. The UI's routes are
+ * public; of them only the page itself is an operation of the document (the assets are hidden).
+ */
+export async function registerDocsPages(app: FastifyInstance, opts: { baseUrl: string }): Promise<void> {
+  const csp = docsCsp(opts.baseUrl);
+  await app.register(async (scope) => {
+    // Runs for each route the UI plugin adds (after the route table's and @fastify/swagger's hooks,
+    // which read the options later, so what is set here is what they see).
+    scope.addHook('onRoute', (route: RouteOptions) => {
+      const config = (route.config ?? {}) as Record<string, unknown>;
+      if (config.auth !== undefined) return; // a route of this file, configured where it is declared
+      // A route of the UI plugin: public, its body the plugin's (HTML, scripts, styles, the document it shows).
+      route.config = { ...config, auth: 'none', responseSchemaExempt: 'the reference page\'s assets and the document it shows, served by @fastify/swagger-ui' };
+      // The error statuses the shared hook derived from the default auth mode, now from 'none'.
+      route.schema = { ...route.schema, response: errorResponses(...errorCodesOf({ auth: 'none', validationCodes: {}, errors: {} } as unknown as RouteInfo).keys()) };
+      if (route.url === DOCS_PATH && route.method === 'GET') {
+        route.config = {
+          ...route.config,
+          responseSchemaExempt: undefined,
+          // The page is an operation of the document, under its own path (Fastify later points the
+          // options at the trailing-slash twin /docs/, which @fastify/swagger would otherwise read).
+          swaggerTransform: ({ schema }) => ({ schema, url: DOCS_PATH }),
+        };
+        route.schema = {
+          ...route.schema, hide: false, tags: ['discovery'],
+          summary: 'API reference (HTML): every operation with its request and response schemas, examples, error codes and authentication',
+          response: { ...(route.schema.response as object), 200: HtmlPage('The reference page (Swagger UI; its scripts and styles are served from /docs/static/)') },
+        };
+      }
+    });
+    scope.addHook('onSend', async (_request, reply) => {
+      reply.header('content-security-policy', csp).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
+    });
+
+    await scope.register(swaggerUi, {
+      routePrefix: DOCS_PATH,
+      theme: { title: 'svc API reference' },
+      // No validator badge: it would send the document to validator.swagger.io.
+      validatorUrl: false,
+      uiConfig: {
+        deepLinking: true,
+        docExpansion: 'none',
+        filter: true,
+        showExtensions: true,
+        showCommonExtensions: true,
+        displayRequestDuration: true,
+        defaultModelsExpandDepth: 0,
+        persistAuthorization: false,
+        tryItOutEnabled: false,
+        tagsSorter: 'alpha',
+        layout: 'BaseLayout',
+      },
+    });
+
+    let designs: string | undefined;
+    scope.get(DESIGNS_PATH, {
+      schema: {
+        summary: 'How svc decides what the API contract leaves open (HTML; the same list as x-svc-designs)',
+        tags: ['discovery'],
+        response: { 200: HtmlPage('The designs page') },
+      },
+      config: { auth: 'none' },
+    }, async (_request, reply) => {
+      designs ??= renderDesignsPage(NOT_SHOWN_DESIGNS, 'svc API');
+      return reply.type('text/html; charset=utf-8').send(designs);
+    });
+  });
 }

@@ -185,3 +185,26 @@ export function agentTemplate(baseUrl: string, table: RouteTable, features: Host
     },
   };
 }
+
+/** A guide step as a request example of the route it calls (the OpenAPI document shows them on the reference page). */
+export interface RequestExample {
+  method: string;
+  /** The route's OpenAPI path. */
+  path: string;
+  name: string;
+  summary: string;
+  body?: unknown;
+  query?: Record<string, string | number>;
+  params: Record<string, string>;
+}
+
+export function guideExamples(table: RouteTable): RequestExample[] {
+  return STEPS.flatMap((g) => g.steps.flatMap((s): RequestExample[] => {
+    const route = routeFor(table, s.method, s.path);
+    if (!route) return [];
+    // The example's values of the route's path parameters (/v1/memory/project.notes: key = project.notes).
+    const segs = s.path.split('/');
+    const params = Object.fromEntries(route.path.split('/').flatMap((p, i) => (/^\{.+\}$/.test(p) ? [[p.slice(1, -1), decodeURIComponent(segs[i])]] : [])));
+    return [{ method: route.method, path: route.path, name: `${g.group}: ${s.step}`, summary: s.why, body: s.body, query: s.query, params }];
+  }));
+}

@@ -1,20 +1,18 @@
-/** GET /openapi.json and GET /docs (HTML rendered from the same document, built once). */
+/** GET /openapi.json and the reference pages rendered from the same document (GET /docs, GET /docs/designs). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { renderDocsPage } from './docs-page';
+import { Type } from 'typebox';
+import { registerDocsPages } from './docs-page';
 
-export const openApiRoutes = (): FastifyPluginAsyncTypebox => async (app) => {
-  let html: string | undefined;
-
+export const openApiRoutes = (opts: { baseUrl: string }): FastifyPluginAsyncTypebox => async (app) => {
   app.get('/openapi.json', {
-    schema: { summary: 'OpenAPI 3.1 description of every route', tags: ['discovery'] },
+    schema: {
+      summary: 'OpenAPI 3.1 description of every route',
+      tags: ['discovery'],
+      // The document itself: open by design (its shape is OpenAPI's, not svc's).
+      response: { 200: Type.Object({ openapi: Type.String(), info: Type.Object({}, { additionalProperties: true }), paths: Type.Object({}, { additionalProperties: true }) }, { additionalProperties: true, description: 'An OpenAPI 3.1 document' }) },
+    },
     config: { auth: 'none' },
-  }, async () => app.swagger());
+  }, async () => app.swagger() as unknown as { openapi: string; info: object; paths: object });
 
-  app.get('/docs', {
-    schema: { summary: 'Human-readable API reference (HTML)', tags: ['discovery'] },
-    config: { auth: 'none' },
-  }, async (_request, reply) => {
-    html ??= renderDocsPage(app.swagger() as unknown as Record<string, any>);
-    return reply.type('text/html; charset=utf-8').send(html);
-  });
+  await registerDocsPages(app, opts);
 };

@@ -9,7 +9,9 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { AuthMode } from '../../http/route-config';
 import { SVC_VERSION } from '../../version';
-import { NOT_SHOWN_DESIGNS } from './designs';
+import { ErrorBody } from '../../http/response-schemas';
+import { DESIGNS_PATH, NOT_SHOWN_DESIGNS } from './designs';
+import { guideExamples, type RequestExample } from './guide';
 import type { RouteInfo, RouteTable } from './route-table';
 import { scopedKeyNeeds, tightened } from './schema-facts';
 
@@ -62,6 +64,84 @@ export function errorCodesOf(r: RouteInfo): Codes {
 
 const errorRef = { $ref: '#/components/schemas/ApiError' };
 
+/** What the shared refusals say (src/http/auth.ts, errors.ts), for the examples of the reference page. */
+const SHARED_REFUSALS: Record<string, { message: string; [field: string]: unknown }> = {
+  INVALID_API_KEY: { message: 'Missing or invalid API key: send Authorization: Bearer svc_...', register_url: '<base_url>/v1/register' },
+  ROOT_KEY_REQUIRED: { message: 'This route needs the root API key; a scoped key or session token does not suffice' },
+  SCOPE_NOT_GRANTED: { message: 'This key\'s scopes do not include the one this route needs', required_scope: 'svc:<scope>', key_scopes: ['svc:<scope>'] },
+  INVALID_ADMIN_KEY: { message: 'Missing or invalid X-Admin-Key' },
+  ADMIN_NOT_CONFIGURED: { message: 'Admin routes are disabled: SVC_ADMIN_KEY is not set' },
+  VALIDATION_FAILED: { message: 'Invalid body.<field>: <what the schema requires>', field: 'body.<field>' },
+  INVALID_JSON: { message: 'Request body is not valid JSON' },
+  PAYLOAD_TOO_LARGE: { message: 'Request body is larger than this route accepts' },
+  UNSUPPORTED_MEDIA_TYPE: { message: 'Unsupported Media Type: <the Content-Type sent>' },
+  BAD_REQUEST: { message: 'The URL path is not valid (malformed percent-encoding)' },
+  URI_TOO_LONG: { message: 'A path segment of this URL is longer than 8192 characters' },
+  INTERNAL_ERROR: { message: 'An unexpected error occurred; it has been logged.', request_id: '<request id>' },
+  DATABASE_UNAVAILABLE: { message: 'The database is out of reach; try again shortly' },
+  STAGED_RESURRECTION_RESTRICTED: { message: 'This agent is in staged resurrection: <what is restricted> until <time>' },
+};
+
+/** An example body of a refusal: the route's own message for a validation code, else the shared one, else a placeholder. */
+function errorExample(route: RouteInfo, code: string) {
+  const own = Object.entries(route.validationCodes).find(([, v]) => v.code === code && v.message);
+  if (own) return { error_code: code, message: own[1].message, field: own[0] };
+  return { error_code: code, ...(SHARED_REFUSALS[code] ?? { message: '<what went wrong and what to do>' }) };
+}
+
+/**
+ * The response of an error status: the shared body (ApiError), the codes the route can answer under
+ * it (`x-svc-error-codes`, also in the description the reference page shows) and one example per
+ * code. A route that declares a body of its own for the status (/mcp's JSON-RPC parse error) keeps it.
+ */
+function errorResponseOf(route: RouteInfo, status: number, codes: string[], existing: Record<string, any> | undefined) {
+  const description = codes.length ? `Error${codes.length > 1 ? 's' : ''}: ${codes.map((c) => `\`${c}\``).join(', ')}` : existing?.description ?? 'Error';
+  const declared = route.response?.[status];
+  if (declared && declared !== ErrorBody && existing?.content) {
+    if (codes.length) for (const media of Object.values<Record<string, any>>(existing.content)) media['x-svc-error-codes'] = codes;
+    return { ...existing, description: [declared.description, codes.length ? description : ''].filter(Boolean).join('. ') || 'Error' };
+  }
+  const examples = Object.fromEntries(codes.map((c) => [c, { summary: c, value: errorExample(route, c) }]));
+  return {
+    description,
+    content: { 'application/json': { schema: { ...errorRef, ...(codes.length ? { 'x-svc-error-codes': codes } : {}) }, ...(codes.length ? { examples } : {}) } },
+  };
+}
+
+/** The guide's steps as request examples of the operations they call (body, query and path values). */
+function addRequestExamples(op: Record<string, any>, examples: RequestExample[]) {
+  const json = op.requestBody?.content?.['application/json'];
+  const bodies = examples.filter((e) => e.body !== undefined);
+  if (json && bodies.length) {
+    json.examples = { ...json.examples, ...Object.fromEntries(bodies.map((e) => [e.name, { summary: e.summary, value: e.body }])) };
+  }
+  const first = examples[0];
+  if (!first || !op.parameters) return;
+  op.parameters = op.parameters.map((p: Record<string, any>) => {
+    const value = p.in === 'query' ? first.query?.[p.name] : p.in === 'path' ? first.params[p.name] : undefined;
+    // A placeholder (<agent_id>) is no example of a value the schema checks.
+    return value === undefined || p.example !== undefined || /^<.*>$/.test(String(value)) ? p : { ...p, example: value };
+  });
+}
+
+const AUTH_TEXT: Record<AuthMode, string> = {
+  none: 'public, no credentials',
+  optional: 'optional Bearer (an API key or session token adds the caller\'s own fields)',
+  key: 'Bearer: an API key (root or scoped) or a svc_session_ token',
+  root: 'Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED)',
+  admin: 'the X-Admin-Key header',
+};
+
+/** The operation's description: the route's own, then who may call it and the error codes per status (markdown). */
+function describeOperation(op: Record<string, any>, route: RouteInfo, codes: Codes): string {
+  const needs = scopedKeyNeeds(route);
+  const auth = route.bearer === 'root' ? 'optional Bearer: when sent, the root API key' : AUTH_TEXT[route.auth];
+  const scope = needs === undefined ? '' : needs === null ? ' Scoped keys: refused.' : needs === 'any' ? ' Scoped keys: any key of the agent.' : ` Scoped keys: need \`${needs}\`.`;
+  const rows = [...codes].sort(([a], [b]) => a - b).map(([status, set]) => `| ${status} | ${[...set].map((c) => `\`${c}\``).join(', ')} |`);
+  return [op.description, `**Authentication:** ${auth}.${scope}`, `**Error codes** (body \`ApiError\`):\n\n| Status | error_code |\n|---|---|\n${rows.join('\n')}`]
+    .filter(Boolean).join('\n\n');
+}
+
 /** The request body of a route that takes bytes: multipart with its `file` part, or the raw bytes under their own type. */
 function bytesBody(types: string[]) {
   const content: Record<string, unknown> = {};
@@ -74,6 +154,7 @@ function bytesBody(types: string[]) {
 }
 
 function decorate(doc: Record<string, any>, table: RouteTable) {
+  const examples = guideExamples(table);
   for (const [path, item] of Object.entries<Record<string, any>>(doc.paths ?? {})) {
     for (const [method, op] of Object.entries<Record<string, any>>(item)) {
       const route = table.find(method, path);
@@ -111,16 +192,14 @@ function decorate(doc: Record<string, any>, table: RouteTable) {
       }
       // Every error status is the shared ApiError body with the codes the route can answer under it
       // (routes declare ErrorBody for them: src/http/error-responses.ts; the document names it once).
-      const codesOf = errorCodesOf(route);
-      const errorStatuses = new Set([...codesOf.keys()].map(String));
-      for (const status of Object.keys(op.responses)) if (Number(status) >= 400) errorStatuses.add(status);
-      for (const status of errorStatuses) {
-        const list = [...(codesOf.get(Number(status)) ?? [])];
-        op.responses[status] = {
-          description: list.length ? `Error: ${list.join(', ')}` : op.responses[status]?.description ?? 'Error',
-          content: { 'application/json': { schema: { ...errorRef, ...(list.length ? { 'x-svc-error-codes': list } : {}) } } },
-        };
-      }
+      const codes = errorCodesOf(route);
+      const statuses = new Set([...codes.keys()].map(String));
+      for (const status of Object.keys(op.responses)) if (Number(status) >= 400) statuses.add(status);
+      for (const status of statuses) op.responses[status] = errorResponseOf(route, Number(status), [...(codes.get(Number(status)) ?? [])], op.responses[status]);
+      // The codes per status on the operation too (the reference page lists an operation's extensions).
+      op['x-svc-error-codes'] = Object.fromEntries([...codes].map(([status, set]) => [String(status), [...set]]));
+      op.description = describeOperation(op, route, codes);
+      addRequestExamples(op, examples.filter((e) => e.method === route.method && e.path === route.path));
     }
   }
   return doc;
@@ -133,14 +212,27 @@ export async function registerOpenApi(app: FastifyInstance, opts: { baseUrl: str
       info: {
         title: 'svc API',
         version: SVC_VERSION,
-        description: 'Identity, memory, search, documents, browsing, trust and billing for software agents. '
-          + 'Start at GET /v1/capabilities or GET /v1/guide. Errors share the ApiError body.',
+        description: [
+          'Identity, memory, search, documents, browsing, trust and billing for software agents. '
+            + 'Start at GET /v1/capabilities or GET /v1/guide; an agent that knows only the base address finds everything from GET /.',
+          '**Authentication.** `Authorization: Bearer <key>` with an API key from POST /v1/register (the root key `svc_...`, or a scoped key '
+            + 'from POST /v1/me/keys) or a `svc_session_` token from the passport session exchange; admin routes take `X-Admin-Key`. '
+            + 'Each operation says which it needs (`x-svc-auth`: none, optional, key, root, admin) and what a scoped key needs (`x-svc-scope`).',
+          '**Errors.** Every refusal has the `ApiError` body (`error_code`, `message`, and the fields its code documents); each operation '
+            + 'lists its codes per status (`x-svc-error-codes`) with an example of each.',
+          `**Where the API contract leaves a detail open**, svc's decisions are listed on [a page of their own](${DESIGNS_PATH}) `
+            + '(and in this document as `x-svc-designs`). The document itself: [openapi.json](/openapi.json).',
+        ].join('\n\n'),
       },
       servers: [{ url: opts.baseUrl }],
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'svc_ API key or svc_session_ token' },
-          adminKey: { type: 'apiKey', in: 'header', name: 'X-Admin-Key' },
+          bearer: {
+            type: 'http', scheme: 'bearer', bearerFormat: 'svc_ API key or svc_session_ token',
+            description: 'An API key (root `svc_...` from POST /v1/register, or a scoped key from POST /v1/me/keys) or a session token '
+              + '(`svc_session_...`, 3600 s) from POST /v1/auth/passport/verify. Routes marked root take only the root key.',
+          },
+          adminKey: { type: 'apiKey', in: 'header', name: 'X-Admin-Key', description: 'The operator\'s admin key (SVC_ADMIN_KEY); admin routes answer 503 ADMIN_NOT_CONFIGURED without it.' },
         },
         schemas: { ApiError: ApiErrorSchema as any },
       },

@@ -44,13 +44,13 @@ export interface RouteTable {
 
 export const toOpenApiPath = (url: string): string => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
-function infoOf(opts: RouteOptions, method: string): RouteInfo {
+function infoOf(opts: RouteOptions, method: string, url: string): RouteInfo {
   const schema = (opts.schema ?? {}) as Record<string, any>;
   const config = (opts.config ?? {}) as Record<string, any>;
   return {
     method,
-    url: opts.url,
-    path: toOpenApiPath(opts.url),
+    url,
+    path: toOpenApiPath(url),
     auth: (config.auth as AuthMode | undefined) ?? 'key',
     scope: config.scope as RouteScope | undefined,
     bearer: config.bearer as 'root' | undefined,
@@ -68,24 +68,36 @@ function infoOf(opts: RouteOptions, method: string): RouteInfo {
   };
 }
 
-/** Installs the collecting hook; call before registering any module. */
+/**
+ * Installs the collecting hook; call before registering any module. A route's options are read when
+ * the table is first asked, not when the route is added: a plugin's own onRoute hook runs after this
+ * one and may still settle them (the reference page's routes get their auth mode and summary so).
+ * A hidden route (`schema.hide`: the reference page's assets, a CORS preflight) is not an operation.
+ */
 export function createRouteTable(app: FastifyInstance): RouteTable {
-  const routes: RouteInfo[] = [];
+  const added: { opts: RouteOptions; method: string; url: string }[] = [];
+  let routes: RouteInfo[] | undefined;
   app.addHook('onRoute', (opts) => {
     const methods = Array.isArray(opts.method) ? opts.method : [opts.method];
     for (const m of methods) {
       // Fastify adds a HEAD twin to every GET; it is not a route of its own. An OPTIONS route answers
       // a browser's CORS preflight (/mcp): plumbing, not an operation.
       if (m === 'HEAD' || m === 'OPTIONS') continue;
-      routes.push(infoOf(opts, m.toUpperCase()));
+      // The URL as added: Fastify rewrites opts.url when it adds a prefix's trailing-slash twin (/docs/).
+      added.push({ opts, method: m.toUpperCase(), url: opts.url });
+      routes = undefined;
     }
   });
+  const current = (): RouteInfo[] => (routes ??= added
+    .filter(({ opts }) => !(opts.schema as { hide?: boolean } | undefined)?.hide)
+    .map(({ opts, method, url }) => infoOf(opts, method, url))
+    .sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method)));
   const key = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
   return {
-    all: () => [...routes].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method)),
+    all: () => [...current()],
     find(method, path) {
       const k = key(method, toOpenApiPath(path));
-      return routes.find((r) => key(r.method, r.path) === k);
+      return current().find((r) => key(r.method, r.path) === k);
     },
   };
 }
