@@ -17,6 +17,7 @@ import type { Database } from '../../infra/db/schema';
 import type { DirectoryRanksTable } from '../../infra/db/tables/trust';
 import { iso, type Clock } from '../../lib/clock';
 import type { DirectoryEntries, DirectoryEntry } from '../identity/directory-entries';
+import type { Standing } from '../reputation/service';
 import type { Epochs } from '../trust/epochs';
 import type { TrustLevelsService } from '../trust/levels';
 import { createCursorCodec, type CursorCodec, type Filters } from './cursor';
@@ -38,7 +39,7 @@ const PRIOR_SCORE = 0.5;
 
 export interface DirectoryReputation {
   scoresOf(pairs: { agentId: string; epoch: number }[], at: number, trx?: Transaction<Database>): Promise<Map<string, number>>;
-  standingsOf(items: { agentId: string; epoch: number; decomposed: boolean }[], at: number): Promise<Map<string, { score: number; status: string; sub_signals?: Record<string, unknown> }>>;
+  standingsOf(items: { agentId: string; epoch: number; decomposed: boolean }[], at: number): Promise<Map<string, Standing>>;
 }
 
 export interface DirectoryDeps {

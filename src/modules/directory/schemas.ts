@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { IsoTime, Nullable, SvcEnvelopeSchema } from '../../http/response-schemas';
 import { AGENT_TYPE_PATTERN, DOMAIN_PATTERN } from '../identity/schemas';
+import { SubSignalPoints } from '../reputation/schemas';
 
 export const VouchParams = Type.Object({ target_agent_id: Type.String({ maxLength: 64 }) });
 export const VouchBody = Type.Object({
@@ -43,7 +44,7 @@ export const DirectoryRow = Type.Object({
   }),
   reputation_score: Nullable(Type.Number({ description: 'The passport\'s reputation.score now (null for a synthetic profile)' })),
   reputation_status: Type.String(),
-  reputation_sub_signals: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Per category, null below 3 interactions, else score, beta_alpha, beta_beta, interaction_count, decay (the passport adds the credible interval); only when the agent\'s visibility is decomposed' })),
+  reputation_sub_signals: Type.Optional(SubSignalPoints),
   rank_score: Type.Number({ description: 'The score the order uses (the walk\'s version of the directory)' }),
   registered_at: Type.String(),
 });

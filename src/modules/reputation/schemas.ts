@@ -80,6 +80,20 @@ export const SubSignal = Nullable(Type.Object({
   decay: Type.String({ description: 'linear_90_days' }),
 }));
 
+/** A directory row's sub-signal (model.ts subSignalPoint): the same figures without the credible interval. */
+export const SubSignalPoint = Nullable(Type.Object({
+  score: Type.Number(),
+  beta_alpha: Type.Number(),
+  beta_beta: Type.Number(),
+  interaction_count: Type.Integer(),
+  decay: Type.String({ description: 'linear_90_days' }),
+}));
+
+export const SubSignalPoints = Type.Object(
+  Object.fromEntries(CATEGORIES.map((c) => [c, SubSignalPoint])) as Record<(typeof CATEGORIES)[number], typeof SubSignalPoint>,
+  { description: 'Per category, null below 3 interactions in the 90-day window; only when the agent\'s visibility is decomposed' },
+);
+
 /** Per category; only for an agent whose sub-signal visibility is decomposed. */
 export const SubSignals = Type.Object(Object.fromEntries(CATEGORIES.map((c) => [c, SubSignal])) as Record<(typeof CATEGORIES)[number], typeof SubSignal>);
 

@@ -49,6 +49,9 @@ export interface InteractionInput {
   subject_agent_id: string; ref_type: string; ref_id: string; outcome: Outcome; category: Category; note?: string | null;
 }
 
+/** An agent's score, status and (decomposed visibility) point sub-signals: a directory row's figures. */
+export interface Standing { score: number; status: string; sub_signals?: Record<Category, ReturnType<typeof subSignalPoint>> }
+
 /** Told of an agent's new score in the transaction of the rating or decision that changed it (the directory's rank). */
 export type ScoreListener = (trx: Transaction<Database>, agentId: string, score: number, at: number) => Promise<void>;
 
@@ -137,7 +140,7 @@ export function createReputationService(deps: ReputationDeps) {
      * whatever their number: a directory page. The same figures as `standing`.
      */
     async standingsOf(items: { agentId: string; epoch: number; decomposed: boolean }[], at: number) {
-      const out = new Map<string, { score: number; status: string; sub_signals?: Record<string, unknown> }>();
+      const out = new Map<string, Standing>();
       if (items.length === 0) return out;
       const from = at - SUB_SIGNAL_DECAY_MS;
       const subs = items.filter((x) => x.decomposed);
@@ -148,7 +151,7 @@ export function createReputationService(deps: ReputationDeps) {
       const edge = edgeOf.length ? await store.edgeEventsOf(edgeOf, from, edgeDay + DAY_MS) : [];
       for (const x of items) {
         const all = aggs.find((a) => a.agent_id === x.agentId && a.epoch === x.epoch);
-        const entry: { score: number; status: string; sub_signals?: Record<string, unknown> } = {
+        const entry: Standing = {
           score: scoreAt(sumsOf(all, at), at), status: (all?.signal_count ?? 0) >= MIN_INTERACTIONS ? 'scored' : 'insufficient_data',
         };
         if (x.decomposed) {
@@ -158,7 +161,7 @@ export function createReputationService(deps: ReputationDeps) {
             const edgeEv = edge.filter((e) => e.subject_agent_id === x.agentId && e.epoch === x.epoch && e.category === c)
               .map((e) => ({ outcome: e.outcome as Outcome, weight: e.rater_weight, at: Number(e.created_at) }));
             return [c, subSignalPoint(linearBeta(days, edgeEv, at))];
-          }));
+          })) as Standing['sub_signals'];
         }
         out.set(x.agentId, entry);
       }
