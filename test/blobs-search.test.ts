@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFakeEmbeddings, type FakeEmbeddingsServer } from './fakes/openai-embeddings';
 import { docxDocument, knownPdf, pdfDocument } from './fixtures/documents';
-import { startBlobApp, type BlobApp } from './blobs-support';
+import { eventually, startBlobApp, type BlobApp } from './blobs-support';
 
 let fake: FakeEmbeddingsServer;
 let w: BlobApp;
@@ -63,6 +63,24 @@ describe('blob search', () => {
     expect(new Set(mine.map((x: any) => x.blob_id))).toEqual(new Set([id]));
     await w.request('DELETE', `/v1/blobs/${id}`, { token: a.token });
     expect((await search(a.token, 'q=revenue&threshold=0')).body.results).toEqual([]);
+  });
+
+  test('a chunk packing many table rows is embedded as windows of whole rows, each its own vector', async () => {
+    const a = await w.agent();
+    const topics = ['harbour lighthouse keeper logbook', 'orchard apple harvest crates', 'violin concerto rehearsal schedule', 'glacier ice core drilling',
+      'bakery sourdough starter feeding', 'railway signal maintenance crew', 'comet telescope observation night', 'beekeeping hive inspection notes'];
+    const rows = topics.map((t, i) => [`row${i}`, `${t} for the team this week`]);
+    const id = await parsed(a.token, Buffer.from(`name,notes\n${rows.map((r) => r.join(',')).join('\n')}\n`), 'text/csv');
+    // One chunk holds every row; each window is a few whole rows, each its own vector.
+    const vectors = await eventually(async () => {
+      const stored = await w.built.database.db.selectFrom('vector_items').select('item_id').where('owner_id', '=', a.id).where('collection', '=', 'blob_chunks').execute();
+      const pending = await w.built.database.db.selectFrom('vector_outbox').select('item_id').where('owner_id', '=', a.id).execute();
+      return pending.length === 0 && stored.length > 0 && stored.map((r) => r.item_id).sort();
+    }, 30_000, 'chunk vectors');
+    expect(vectors.length).toBeGreaterThanOrEqual(3);
+    expect(vectors.every((v) => v.startsWith(`${id}:0`))).toBe(true);
+    const sent = fake.requests.flatMap((r) => (Array.isArray(r.body.input) ? r.body.input : [r.body.input])) as string[];
+    expect(sent.some((t) => t.includes('glacier ice core drilling') && !t.includes('harbour lighthouse'))).toBe(true);
   });
 
   test('422 BLOB_QUERY_REQUIRED, bounds of limit and threshold', async () => {

@@ -17,7 +17,12 @@
  */
 import { loadRetrievalDataset } from './eval';
 
-export interface Doc { key: string; value: unknown }
+/**
+ * `marks`: strings only this document holds where its answer is written (its key for a memory of
+ * dataset.json; the event sentence and the error code of a generated note), so the blob bench can
+ * tell which chunk of a file answers (compared case-insensitively, whitespace collapsed).
+ */
+export interface Doc { key: string; value: unknown; marks: string[] }
 export interface Query { q: string; relevant: string; kind: 'paraphrase' | 'exact' | 'reworded' }
 
 function rng(seed: number) {
@@ -86,7 +91,7 @@ export function buildCorpus(generated = 2000, seed = 20_261): { docs: Doc[]; que
   const r = rng(seed);
   const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)]!;
   const base = loadRetrievalDataset();
-  const docs: Doc[] = base.memories.map((m) => ({ key: m.key, value: m.value }));
+  const docs: Doc[] = base.memories.map((m) => ({ key: m.key, value: m.value, marks: [m.key] }));
   const queries: Query[] = base.questions.map((q) => ({ q: q.question, relevant: q.answer_key, kind: 'paraphrase' as const }));
   const combos = new Map<string, number>();
   const notes: { key: string; event: number; service: string; code: string; host: string; isUpper: boolean }[] = [];
@@ -96,17 +101,22 @@ export function buildCorpus(generated = 2000, seed = 20_261): { docs: Doc[]; que
     const code = `${pick(['ERR', 'E', 'SVC', 'X'])}_${Math.floor(r() * 36 ** 4).toString(36).toUpperCase().padStart(4, '0')}`;
     const host = `${service.split('-')[0]}-${Math.floor(r() * 90 + 10)}.${pick(['eu', 'us', 'ap'])}${Math.floor(r() * 4 + 1)}.internal`;
     const long = r() < 0.3;
-    const fact = `${EVENTS[event]![0].replace('{s}', service)} Error code ${code} was logged on ${host}. ${pick(PEOPLE)} handled it.`;
+    const sentence = EVENTS[event]![0].replace('{s}', service);
+    const fact = `${sentence} Error code ${code} was logged on ${host}. ${pick(PEOPLE)} handled it.`;
     const filler = (n: number) => Array.from({ length: n }, () => pick(FILLER)).join(' ');
     const body = long ? `${filler(Math.floor(r() * 20 + 15))} ${fact} ${filler(Math.floor(r() * 15 + 5))}` : `${fact} ${filler(Math.floor(r() * 3))}`;
     const isUpper = r() < 0.15;
     const key = `ops.${['incident', 'note', 'runbook', 'decision'][i % 4]}:${service}.${i}`;
-    docs.push({ key, value: { title: `${service} ${['incident', 'note', 'runbook', 'decision'][i % 4]}`, text: isUpper ? upper(body) : body } });
+    docs.push({ key, value: { title: `${service} ${['incident', 'note', 'runbook', 'decision'][i % 4]}`, text: isUpper ? upper(body) : body }, marks: [sentence, code] });
     const combo = `${event}|${service}`;
     combos.set(combo, (combos.get(combo) ?? 0) + 1);
     notes.push({ key, event, service, code, host, isUpper });
   }
   const unique = notes.filter((n) => combos.get(`${n.event}|${n.service}`) === 1);
+  // An event sentence other notes share marks none of them.
+  const said = new Map<string, number>();
+  for (const d of docs) if (d.marks.length === 2) said.set(d.marks[0]!, (said.get(d.marks[0]!) ?? 0) + 1);
+  for (const d of docs) if (d.marks.length === 2 && said.get(d.marks[0]!)! > 1) d.marks = [d.marks[1]!];
   const exact: Query[] = [];
   const reworded: Query[] = [];
   for (let i = 0; i < notes.length && exact.length < 80; i += 7) {

@@ -13,47 +13,14 @@
 import { createEmbedder, itemOfChunk, textForEmbedding } from '../../src/infra/embeddings';
 import { createLexicalIndex } from '../../src/infra/lexical';
 import { createVectorIndex } from '../../src/infra/vectors';
+import { prepareHybrid, type HybridOptions } from '../../src/infra/vectors/hybrid';
 import { systemClock } from '../../src/lib/clock';
 import { registerAgent, startSvc } from '../harness';
 import { buildCorpus, type Query } from './corpus';
+import { firstRelevant, meanNdcg, pct, plainBm25, table, type Ranked } from './measure';
 
 const DOCS = Number(process.env.DOCS ?? 2000);
 const { docs, queries } = buildCorpus(DOCS);
-
-/** The plain BM25 baseline. */
-function plainBm25() {
-  const toks = (s: string) => s.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
-  const postings = new Map<string, Map<number, number>>();
-  const lens: number[] = [];
-  docs.forEach((d, i) => {
-    const t = toks(textForEmbedding(d.key, d.value, 1_000_000));
-    lens.push(t.length);
-    for (const w of t) {
-      let p = postings.get(w);
-      if (!p) postings.set(w, (p = new Map()));
-      p.set(i, (p.get(i) ?? 0) + 1);
-    }
-  });
-  const n = docs.length;
-  const avg = lens.reduce((a, b) => a + b, 0) / n;
-  return (q: string, k: number): string[] => {
-    const scores = new Map<number, number>();
-    for (const w of new Set(toks(q))) {
-      const p = postings.get(w);
-      if (!p) continue;
-      const idf = Math.log(1 + (n - p.size + 0.5) / (p.size + 0.5));
-      for (const [i, tf] of p) scores.set(i, (scores.get(i) ?? 0) + idf * (tf * 2.2) / (tf + 1.2 * (0.25 + 0.75 * lens[i]! / avg)));
-    }
-    return [...scores.entries()].sort((a, b) => b[1] - a[1]).slice(0, k).map(([i]) => docs[i]!.key);
-  };
-}
-
-const rankOf = (ranked: string[], key: string) => {
-  const i = ranked.indexOf(key);
-  return i < 0 ? Infinity : i + 1;
-};
-const ndcg10 = (r: number) => (r <= 10 ? 1 / Math.log2(r + 1) : 0);
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
 
 async function main() {
   const s = await startSvc({ SVC_EMBEDDINGS: 'local', SVC_MEMORY_INDEX_INTERVAL_MS: '20', SVC_MEMORY_RATE_PER_MINUTE: '0', SVC_METERING_ENABLED: 'false' });
@@ -74,44 +41,44 @@ async function main() {
     const chunks = Number((await db.selectFrom('vector_items').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
     console.error(`indexed ${docs.length} memories (${chunks} chunk vectors): PUTs ${putS.toFixed(1)} s, searchable by meaning after ${indexedS.toFixed(1)} s`);
 
-    const bm25 = plainBm25();
+    const bm25Of = plainBm25(docs.map((d) => textForEmbedding(d.key, d.value, 1_000_000)));
+    const bm25 = (q: string, k: number) => bm25Of(q, k).map((i) => docs[i]!.key);
     const lexical = createLexicalIndex(s.svc.database);
     const vectors = await createVectorIndex(s.svc.database, systemClock);
     const embedder = createEmbedder({ ...s.config.vectors, embeddingsThreads: 1 })!;
-    const modes = ['bm25', 'lexical', 'vector', 'hybrid'] as const;
-    const ranks: Record<string, { q: Query; rank: number }[]> = Object.fromEntries(modes.map((m) => [m, []]));
+    // The same candidates fused otherwise, in process (the route's ranking is the noisy OR, weight 0.6).
+    const fusions: [string, HybridOptions][] = [
+      ['noisy OR, lexical weight 0.4', { lexicalWeight: 0.4 }], ['noisy OR, lexical weight 0.8', { lexicalWeight: 0.8 }],
+      ['reciprocal rank fusion (k 60)', { fusion: 'rrf' }],
+    ];
+    const modes = ['bm25', 'lexical', 'vector', 'hybrid', ...fusions.map(([m]) => m)];
+    const ranks: Record<string, Ranked<Query['kind']>[]> = Object.fromEntries(modes.map((m) => [m, []]));
+    const hybridDeps = { db, embedder, index: vectors, lexical };
+    const rankOf = (ranked: string[], key: string) => firstRelevant(ranked, (k) => k === key);
     let atDefault = 0;
     const latencies: number[] = [];
     for (const q of queries) {
-      ranks.bm25!.push({ q, rank: rankOf(bm25(q.q, 20), q.relevant) });
-      ranks.lexical!.push({ q, rank: rankOf((await lexical.query('memory', agent.agentId, q.q, 20)).map((h) => h.itemId), q.relevant) });
+      ranks.bm25!.push({ kind: q.kind, rank: rankOf(bm25(q.q, 20), q.relevant) });
+      ranks.lexical!.push({ kind: q.kind, rank: rankOf((await lexical.query('memory', agent.agentId, q.q, 20)).map((h) => h.itemId), q.relevant) });
       const [v] = await embedder.embed([q.q], { priority: 'query' });
       const near = await vectors.query({ collection: 'memory', ownerId: agent.agentId, modelId: embedder.modelId, vector: v!, limit: 100 });
-      ranks.vector!.push({ q, rank: rankOf([...new Set(near.map((h) => itemOfChunk(h.itemId)))], q.relevant) });
+      ranks.vector!.push({ kind: q.kind, rank: rankOf([...new Set(near.map((h) => itemOfChunk(h.itemId)))], q.relevant) });
       const started = performance.now();
       const res = await fetch(`${s.url}/v1/memory/search?q=${encodeURIComponent(q.q.slice(0, 500))}&threshold=0&limit=20`, { headers: { authorization: `Bearer ${agent.apiKey}` } });
       latencies.push(performance.now() - started);
       const body = (await res.json()) as { results: { key: string; similarity: number }[] };
-      ranks.hybrid!.push({ q, rank: rankOf(body.results.map((r) => r.key), q.relevant) });
+      ranks.hybrid!.push({ kind: q.kind, rank: rankOf(body.results.map((r) => r.key), q.relevant) });
       if (body.results.some((r) => r.key === q.relevant && r.similarity >= 0.7)) atDefault++;
+      for (const [name, options] of fusions) {
+        const { ranked } = await prepareHybrid(hybridDeps, 'memory', agent.agentId, q.q.slice(0, 500), 'hybrid', options);
+        ranks[name]!.push({ kind: q.kind, rank: rankOf((await ranked(20)).map((h) => h.itemId), q.relevant) });
+      }
     }
     await embedder.close();
-    const kinds = ['all', 'paraphrase', 'exact', 'reworded'];
-    const row = (m: string) => kinds.map((k) => {
-      const rs = ranks[m]!.filter((x) => k === 'all' || x.q.kind === k);
-      const nd = rs.reduce((a, x) => a + ndcg10(x.rank), 0) / rs.length;
-      const r20 = rs.filter((x) => x.rank <= 20).length / rs.length;
-      return `${nd.toFixed(3)} / ${(100 * r20).toFixed(1)} %`;
-    });
-    const lines = [
-      `| mode | ${kinds.map((k) => `${k} (${k === 'all' ? queries.length : queries.filter((q) => q.kind === k).length})`).join(' | ')} |`,
-      `|---|${kinds.map(() => '---').join('|')}|`,
-      ...modes.map((m) => `| ${m} | ${row(m).join(' | ')} |`),
-    ];
-    const nd = (m: string) => ranks[m]!.reduce((a, x) => a + ndcg10(x.rank), 0) / queries.length;
+    const nd = (m: string) => meanNdcg(ranks[m]!);
     console.log(`documents ${docs.length}, questions ${queries.length}; nDCG@10 / Recall@20`);
-    console.log(lines.join('\n'));
-    console.log(`hybrid ÷ plain BM25 nDCG@10: ${(nd('hybrid') / nd('bm25')).toFixed(3)}×; ÷ svc lexical: ${(nd('hybrid') / nd('lexical')).toFixed(3)}×; ÷ vector: ${(nd('hybrid') / nd('vector')).toFixed(3)}×`);
+    console.log(table(ranks, ['paraphrase', 'exact', 'reworded']).join('\n'));
+    console.log(`hybrid ÷ plain BM25 nDCG@10: ${(nd('hybrid') / nd('bm25')).toFixed(3)}×; ÷ svc lexical: ${(nd('hybrid') / nd('lexical')).toFixed(3)}×; ÷ vector: ${(nd('hybrid') / nd('vector')).toFixed(3)}×; reciprocal rank fusion ÷ plain BM25: ${(nd('reciprocal rank fusion (k 60)') / nd('bm25')).toFixed(3)}×`);
     console.log(`relevant document returned at the default threshold 0.7 (limit 20): ${(100 * atDefault / queries.length).toFixed(1)} %`);
     console.log(`search route latency over ${docs.length} memories: p50 ${pct(latencies, 0.5).toFixed(1)} ms, p95 ${pct(latencies, 0.95).toFixed(1)} ms`);
     console.log(`indexing: ${docs.length} memories (${chunks} chunks) searchable by meaning ${indexedS.toFixed(1)} s after the first PUT: ${(docs.length / indexedS).toFixed(1)} memories/s`);

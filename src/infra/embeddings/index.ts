@@ -13,7 +13,7 @@ import type { Embedder } from './types';
 export { EmbeddingError, blamesInput, cosine, normaliseInPlace, type Embedder, type EmbedOptions, type EmbeddingFailure } from './types';
 export { LocalEmbedder, LocalEmbedderPool, localModelId } from './local';
 export { OpenAiEmbedder, embeddingsEndpoint } from './openai';
-export { textForEmbedding, splitName, EMBED_TEXT_MAX_CHARS, chunkText, chunkId, itemOfChunk, allChunkIds, MAX_CHUNKS } from './text';
+export { textForEmbedding, splitName, EMBED_TEXT_MAX_CHARS, chunkText, sentenceWindows, chunkId, itemOfChunk, allChunkIds, MAX_CHUNKS } from './text';
 
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com';
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { EMBED_TEXT_MAX_CHARS, splitName, textForEmbedding } from './index';
+import { EMBED_TEXT_MAX_CHARS, MAX_CHUNKS, sentenceWindows, splitName, textForEmbedding } from './index';
 
 describe('textForEmbedding', () => {
   test('key words split on . : - _ and camelCase, then name: value pairs', () => {
@@ -45,5 +45,32 @@ describe('textForEmbedding', () => {
   test('deterministic', () => {
     const v = { b: [1, 'two'], a: { c: true } };
     expect(textForEmbedding('x.y', v)).toBe(textForEmbedding('x.y', JSON.parse(JSON.stringify(v))));
+  });
+});
+
+describe('sentenceWindows', () => {
+  test('whole sentences and lines packed up to the word limit, no overlap, nothing lost', () => {
+    const text = 'The backup of billing failed. Disk full on db-12.\nkey | value\nuser.prefs:editor | editor: Neovim\nShort.';
+    const windows = sentenceWindows(text, 8);
+    expect(windows).toEqual(['The backup of billing failed.', 'Disk full on db-12. key | value', 'user.prefs:editor | editor: Neovim Short.']);
+    for (const w of windows) expect(w.split(' ').length).toBeLessThanOrEqual(8);
+    expect(windows.join(' ').split(' ')).toEqual(text.split(/\s+/));
+  });
+
+  test('a sentence longer than the limit is cut into overlapping windows; a short text is itself', () => {
+    const long = Array.from({ length: 25 }, (_, i) => `w${i}`).join(' ');
+    const windows = sentenceWindows(long, 10);
+    expect(windows.every((w) => w.split(' ').length <= 10)).toBe(true);
+    expect(windows[0]).toBe('w0 w1 w2 w3 w4 w5 w6 w7 w8 w9');
+    expect(windows[1]!.startsWith('w8 ')).toBe(true);
+    expect(windows.at(-1)!.endsWith('w24')).toBe(true);
+    expect(sentenceWindows('  one   two ', 10)).toEqual(['one two']);
+  });
+
+  test('at most MAX_CHUNKS windows: they grow until the whole text fits', () => {
+    const text = Array.from({ length: 60 }, (_, i) => `Row ${i} holds a value.`).join('\n');
+    const windows = sentenceWindows(text, 10);
+    expect(windows.length).toBeLessThanOrEqual(MAX_CHUNKS);
+    expect(windows.join(' ')).toBe(text.replace(/\n/g, ' '));
   });
 });

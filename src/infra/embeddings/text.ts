@@ -85,6 +85,35 @@ export function chunkText(text: string, maxWords: number, maxChunks = MAX_CHUNKS
   return out;
 }
 
+/**
+ * Splits a text into windows of whole sentences and lines, each at most `maxWords` words (a longer
+ * sentence is cut like chunkText), without overlap, at most `maxChunks` of them: when the text needs
+ * more, the windows grow until it fits. For texts that pack several short records (a parsed
+ * document's chunk: table rows, notes under headings), so each vector stands for a few of them
+ * rather than a blend of many; bench/retrieval/blob-hybrid.ts measures it.
+ */
+export function sentenceWindows(text: string, maxWords: number, maxChunks = MAX_CHUNKS): string[] {
+  const units = text.split(/(?<=[.!?])\s+|\s*[\r\n]+\s*/).map((u) => u.split(/\s+/).filter(Boolean)).filter((u) => u.length > 0);
+  const total = units.reduce((a, u) => a + u.length, 0);
+  if (total === 0) return [''];
+  for (let words = Math.max(1, maxWords, Math.ceil(total / maxChunks)); ; words = Math.ceil(words * 1.25)) {
+    const out: string[] = [];
+    let cur: string[] = [];
+    for (const u of units) {
+      if (cur.length > 0 && cur.length + u.length > words) { out.push(cur.join(' ')); cur = []; }
+      if (u.length > words) {
+        const stride = Math.max(1, words - Math.floor(words / 5));
+        for (let start = 0; start < u.length; start += stride) {
+          out.push(u.slice(start, start + words).join(' '));
+          if (start + words >= u.length) break;
+        }
+      } else cur.push(...u);
+    }
+    if (cur.length > 0) out.push(cur.join(' '));
+    if (out.length <= maxChunks || words >= total) return out.slice(0, maxChunks);
+  }
+}
+
 /** Vector item id of chunk `i` of an item: the item's own id for the first, `<id>#<i>` after. */
 export const chunkId = (itemId: string, i: number) => (i === 0 ? itemId : `${itemId}#${i}`);
 /** The item a chunk's vector belongs to. */

@@ -30,6 +30,20 @@ export const LEXICAL_WEIGHT = 0.6;
 
 export type RetrievalMode = 'hybrid' | 'lexical' | 'vector';
 
+/**
+ * How the two halves are combined: `noisy-or` (svc's, above) or `rrf`, reciprocal rank fusion
+ * (Σ 1 / (RRF_K + rank) over the lexical and the vector ranking, scaled by its maximum to 0..1),
+ * kept so bench/retrieval can measure both on the same candidates.
+ */
+export type Fusion = 'noisy-or' | 'rrf';
+export const RRF_K = 60;
+
+export interface HybridOptions {
+  fusion?: Fusion;
+  /** Weight of the lexical half in the noisy OR (LEXICAL_WEIGHT). */
+  lexicalWeight?: number;
+}
+
 export interface HybridHit {
   itemId: string;
   similarity: number;
@@ -50,14 +64,15 @@ export interface HybridDeps {
 }
 
 export const vectorHalf = (cosine: number | undefined) => (cosine === undefined ? 0.5 : Math.min(1, Math.max(0, (1 + cosine) / 2)));
-export const fuse = (cosine: number | undefined, match: number) => 1 - (1 - vectorHalf(cosine)) * (1 - LEXICAL_WEIGHT * match);
+export const fuse = (cosine: number | undefined, match: number, weight = LEXICAL_WEIGHT) => 1 - (1 - vectorHalf(cosine)) * (1 - weight * match);
 
 /**
  * Prepares one search: the query's vector and the catch-up run together. Returns how many items of
  * the owner are still pending, and a ranker giving the best `k` items (ask again with a larger k
  * when filters drop some).
  */
-export async function prepareHybrid(deps: HybridDeps, collection: string, ownerId: string, query: string, mode: RetrievalMode = 'hybrid') {
+export async function prepareHybrid(deps: HybridDeps, collection: string, ownerId: string, query: string, mode: RetrievalMode = 'hybrid', options: HybridOptions = {}) {
+  const weight = options.lexicalWeight ?? LEXICAL_WEIGHT;
   const { embedder, index, indexer, lexical } = deps;
   const useVectors = mode !== 'lexical' && embedder && index;
   const queryVector = useVectors ? embedder.embed([query], { priority: 'query' }).then((v) => v[0]!) : Promise.resolve(undefined);
@@ -86,16 +101,31 @@ export async function prepareHybrid(deps: HybridDeps, collection: string, ownerI
     }
     const items = new Set<string>([...(mode === 'lexical' ? [] : cos.keys()), ...match.keys()]);
     const hits: HybridHit[] = [];
+    const rrf = mode === 'hybrid' && options.fusion === 'rrf' ? reciprocalRanks(items, cos, match) : undefined;
     for (const itemId of items) {
       const c = cos.get(itemId);
       const m = match.get(itemId) ?? 0;
-      const similarity = mode === 'lexical' ? m : mode === 'vector' ? vectorHalf(c) : fuse(c, m);
+      const similarity = mode === 'lexical' ? m : mode === 'vector' ? vectorHalf(c) : rrf ? rrf.get(itemId)! : fuse(c, m, weight);
       hits.push({ itemId, similarity, cosine: c, match: m });
     }
     hits.sort((a, b) => b.similarity - a.similarity || (a.itemId < b.itemId ? -1 : 1));
     return hits.slice(0, k);
   }
   return { pending, ranked };
+}
+
+/** Reciprocal rank fusion of the two rankings over the same candidates, scaled to 0..1. */
+function reciprocalRanks(items: Set<string>, cos: Map<string, number>, match: Map<string, number>): Map<string, number> {
+  const out = new Map<string, number>([...items].map((i) => [i, 0]));
+  const add = (ranked: [string, number][]) => {
+    ranked.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    ranked.forEach(([i], r) => out.set(i, out.get(i)! + 1 / (RRF_K + r + 1)));
+  };
+  add([...cos.entries()]);
+  add([...match.entries()].filter(([, m]) => m > 0));
+  const max = 2 / (RRF_K + 1);
+  for (const [i, s] of out) out.set(i, s / max);
+  return out;
 }
 
 /** Best-chunk cosine of the given items from their stored vectors (items without one are absent). */

@@ -193,3 +193,27 @@ test('a start of the process tries refused items again at once (the operator may
     await indexer.stop();
   }
 });
+
+test('a source added with windowWords is embedded as windows of whole sentences, each its own vector; others as one text', async () => {
+  const clock = new ManualClock();
+  const seen: string[] = [];
+  const embedder: Embedder = {
+    modelId: 'window-test', dimensions: 4, chunkWords: 90,
+    async embed(texts) {
+      seen.push(...texts);
+      return texts.map(() => normaliseInPlace(Float32Array.from([1, 0.5, 0.25, 0.125])));
+    },
+    async close() {},
+  };
+  const text = 'Row one of the sheet. Row two is here.\nRow three closes it.';
+  const indexer = createVectorIndexer({ db: h.db, index: await createVectorIndex(h, clock, { mode: 'exact' }), embedder, clock, batchSize: 10, intervalMs: 60_000 });
+  indexer.addSource('win-w', async (_owner, ids) => new Map(ids.map((id) => [id, { text, version: 1 }])), { windowWords: 6 });
+  indexer.addSource('win-p', async (_owner, ids) => new Map(ids.map((id) => [id, { text, version: 1 }])));
+  await indexer.enqueue(h.db, 'win-w', 'o', ['doc']);
+  await indexer.enqueue(h.db, 'win-p', 'o', ['doc']);
+  await indexer.drain('win-w', 'o');
+  await indexer.drain('win-p', 'o');
+  expect(seen).toEqual(['Row one of the sheet.', 'Row two is here.', 'Row three closes it.', 'Row one of the sheet. Row two is here. Row three closes it.']);
+  const stored = await h.db.selectFrom('vector_items').select(['collection', 'item_id']).where('collection', 'in', ['win-w', 'win-p']).orderBy('collection').orderBy('item_id').execute();
+  expect(stored.map((r) => `${r.collection}/${r.item_id}`)).toEqual(['win-p/doc', 'win-w/doc', 'win-w/doc#1', 'win-w/doc#2']);
+});

@@ -27,11 +27,18 @@ import { randomUUID } from 'node:crypto';
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock';
 import type { Database } from '../db/schema';
-import { allChunkIds, blamesInput, chunkId, chunkText, type Embedder } from '../embeddings';
+import { allChunkIds, blamesInput, chunkId, chunkText, sentenceWindows, type Embedder } from '../embeddings';
 import type { Queryable, VectorIndex, VectorRecord } from './types';
 
 /** Text and version of live items of one owner; items missing from the map are gone (their vector is dropped). */
 export type TextSource = (ownerId: string, itemIds: string[]) => Promise<Map<string, { text: string; version: number }>>;
+
+/**
+ * How a source's texts are cut for the model: by default overlapping windows of about what the model
+ * reads (Embedder.chunkWords); `windowWords` instead cuts them into windows of whole sentences and
+ * lines of at most that many words (sentenceWindows), for texts that pack many short records.
+ */
+export interface SourceOptions { windowWords?: number }
 
 export interface VectorIndexerOptions {
   db: Kysely<Database>;
@@ -67,6 +74,11 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
   const chunkWords = o.embedder.chunkWords ?? 300;
   const refusedRetryMs = o.refusedRetryMs ?? 60_000;
   const sources: Record<string, TextSource> = { ...(o.sources ?? {}) };
+  const windowing: Record<string, number> = {};
+  const windowsOf = (collection: string, text: string) => {
+    const words = windowing[collection];
+    return words ? sentenceWindows(text, Math.min(chunkWords, words)) : chunkText(text, chunkWords);
+  };
   let chain: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -87,8 +99,8 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
     const rows = [...batch].sort((a, b) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : 0));
     const texts = await source(ownerId, rows.map((r) => r.item_id));
     const live = rows.filter((r) => texts.has(r.item_id));
-    // A long text is embedded as overlapping chunks (chunkText), each its own vector (`<id>#<n>`).
-    const { embedded, refused } = await embedIsolating(live.map((row) => ({ row, texts: chunkText(texts.get(row.item_id)!.text, chunkWords) })), priority);
+    // A long text is embedded as chunks (windowsOf), each its own vector (`<id>#<n>`).
+    const { embedded, refused } = await embedIsolating(live.map((row) => ({ row, texts: windowsOf(collection, texts.get(row.item_id)!.text) })), priority);
     const records: VectorRecord[] = embedded.flatMap(({ row, vectors }) => vectors.map((vector, i) => ({
       collection, ownerId, itemId: chunkId(row.item_id, i), itemVersion: texts.get(row.item_id)!.version, modelId: o.embedder.modelId, vector,
     })));
@@ -214,8 +226,10 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
   });
 
   return {
-    addSource(collection: string, source: TextSource): void {
+    addSource(collection: string, source: TextSource, options: SourceOptions = {}): void {
       sources[collection] = source;
+      if (options.windowWords) windowing[collection] = options.windowWords;
+      else delete windowing[collection];
     },
 
     async enqueue(q: Queryable, collection: string, ownerId: string, itemIds: string[]): Promise<void> {

@@ -12,7 +12,7 @@ import { createJobQueue } from '../../infra/queue';
 import type { VectorRuntime } from '../../infra/vectors/runtime';
 import { createGuardedClient, type GuardedClient } from '../../infra/web';
 import type { Clock } from '../../lib/clock';
-import { BLOB_CHUNK_COLLECTION, chunkTextSource, dropChunks } from './chunks';
+import { BLOB_CHUNK_COLLECTION, BLOB_WINDOW_WORDS, chunkTextSource, dropChunks } from './chunks';
 import { internalQueueRoutes } from './internal-routes';
 import { callbackJobHandler, parseJobHandler } from './jobs';
 import type { BlobsPort, ParseMeter, SearchUsageReader, TierResolver } from './ports';
@@ -66,7 +66,7 @@ export function createParseModule(deps: ParseModuleDeps) {
   });
   const indexer = deps.vectors?.embedder ? deps.vectors.indexer : undefined;
   const lexical = deps.vectors?.lexical ?? createLexicalIndex(deps.database);
-  indexer?.addSource(BLOB_CHUNK_COLLECTION, chunkTextSource(store));
+  indexer?.addSource(BLOB_CHUNK_COLLECTION, chunkTextSource(store), { windowWords: BLOB_WINDOW_WORDS });
   const upgradeUrl = config.billing.billingPageUrl ?? `${baseUrl}/billing`;
   const service = createParseService({
     store, blobs: deps.blobs, parser, queue, client, limiter: deps.limiter, clock, meter: deps.meter, indexer, lexical,

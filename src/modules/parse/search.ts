@@ -1,11 +1,13 @@
 /**
- * GET /v1/blobs/search: semantic search over the chunks of the agent's parsed blobs, on the shared
- * embedder and vector index (the ones memory search uses). Order: q present (422
+ * GET /v1/blobs/search: hybrid search (src/infra/vectors/hybrid.ts: BM25 over the chunks' words
+ * fused with the shared embedder's vectors, one similarity in 0..1 on the same scale as memory
+ * search) over the chunks of the agent's parsed blobs. Each chunk is embedded as windows of whole
+ * sentences and lines (chunks.ts, BLOB_WINDOW_WORDS); its best window counts. Order: q present (422
  * BLOB_QUERY_REQUIRED) → embeddings and index configured (503 BLOB_SEARCH_UNAVAILABLE) → one call
  * in the search pool (429 SEARCH_CALLS_LIMIT / 402 INSUFFICIENT_CREDITS, before any embedding
- * work) → embed the query, drain the agent's pending chunks, nearest neighbours → keep those at or
- * above `threshold`. similarity = (1 + cosine) / 2, the same scale as memory search.
- * Bounds: q 1 to 500 characters; limit 1 to 20 (default 5); threshold 0 to 1 (default 0.5).
+ * work) → embed the query (and the agent's newest pending chunks within the search's wait), rank →
+ * keep those at or above `threshold`. Bounds: q 1 to 500 characters; limit 1 to 20 (default 5);
+ * threshold 0 to 1 (default 0.5). Measured: bench/retrieval/blob-hybrid.ts.
  */
 import { ApiError } from '../../http/errors';
 import type { Embedder } from '../../infra/embeddings';
