@@ -68,7 +68,7 @@ export function publicPassport(
     revoked_at: passport.revoked_at === null ? null : iso(passport.revoked_at),
     skill_vouches: {} as Record<string, { count: number; raw_count: number; weighted_count: number }>,
     reputation: priorReputation(),
-    ...(decomposed ? { reputation_sub_signals: Object.fromEntries(SUB_SIGNAL_CATEGORIES.map((c) => [c, null])) } : {}),
+    ...(decomposed ? { reputation_sub_signals: Object.fromEntries(SUB_SIGNAL_CATEGORIES.map((c) => [c, null])) as Record<(typeof SUB_SIGNAL_CATEGORIES)[number], null> } : {}),
     bio: passport.bio,
     skills: JSON.parse(passport.skills) as string[],
     agent_type: passport.agent_type ?? null,

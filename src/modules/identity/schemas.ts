@@ -3,6 +3,8 @@ import { UUID_PATTERN } from '../../lib/ids';
 import { NOT_BLANK_PATTERN } from '../../lib/text';
 import { CAPABILITIES } from '../../lib/capabilities';
 import { SESSION_TTL_SECONDS } from './keys';
+import { IsoTime, Nullable, SvcEnvelopeSchema } from '../../http/response-schemas';
+import { ReputationObject, SubSignals } from '../reputation/schemas';
 
 export const AGENT_NAME_PATTERN = '^[A-Za-z0-9_-]+$';
 
@@ -58,7 +60,6 @@ export const VerifyValidationCodes = {
   'body.signature': { status: 422, code: 'PASSPORT_SIGNATURE_REQUIRED', message: 'signature is required: base64 of the raw Ed25519 signature', keywords: ['required', 'minLength'] },
 };
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 /** GET /v1/me: the agent record. Declared so the response is serialised by a compiled serialiser. */
 export const MeResponse = Type.Object({
@@ -82,13 +83,13 @@ export const MeResponse = Type.Object({
   affiliation: Nullable(Type.String()),
   recovery_enrolled: Type.Boolean(),
   covenant_template_id: Nullable(Type.String()),
-  staged_resurrection_until: Nullable(Type.String({ description: 'After a recovery through a channel covenant: until when spending credit, custody transfer and commons writes are refused (STAGED_RESURRECTION_RESTRICTED); null otherwise' })),
+  staged_resurrection_until: Nullable(IsoTime('After a recovery through a channel covenant: until when spending credit, custody transfer and commons writes are refused (STAGED_RESURRECTION_RESTRICTED); null otherwise')),
   authenticated_with: Type.Object({
     kind: Type.String(), scopes: Type.Array(Type.String()),
     ephemeral_passport_id: Type.Optional(Type.String({ description: 'The ephemeral passport whose session token made the request' })),
   }),
   passport_url: Type.String(),
-  created_at: Type.String(),
+  created_at: IsoTime(),
 });
 
 /**
@@ -197,3 +198,187 @@ export const EphemeralValidationCodes = {
   'body.signature': { status: 422, code: 'PASSPORT_SIGNATURE_REQUIRED', message: 'signature must be base64 of the raw Ed25519 signature over the challenge\'s sign_payload' },
   'body.ttl_seconds': { status: 422, code: 'INVALID_EPHEMERAL_TTL', message: `ttl_seconds must be an integer from ${EPHEMERAL_TTL_MIN} to ${EPHEMERAL_TTL_MAX}` },
 };
+
+// ---- responses (objects closed: src/http/response-schemas.ts) ----
+
+const Success = Type.String({ description: 'success' });
+const Did = Type.String({ description: 'did:svc:<agent_id>' });
+
+/** POST /v1/register (201). */
+export const RegisterResponse = Type.Object({
+  status: Success,
+  api_key: Type.String({ description: 'The root API key (svc_...): shown only in this response' }),
+  agent_id: Type.String(),
+  agent_name: Type.String(),
+  tier: Type.String(),
+  passport: Type.Object({
+    did: Did,
+    public_key: Type.String({ description: 'PEM SPKI' }),
+    private_key: Nullable(Type.String({ description: 'PEM PKCS#8, only when svc generated the keypair (shown once, not stored)' })),
+    derivation_method: Type.String({ description: 'operator_derived or service_generated' }),
+    key_algorithm: Type.String(),
+    suite: Type.String(),
+  }),
+  key_generation_warning: Type.Optional(Type.String({ description: 'Present when svc generated the keypair' })),
+  recovery: Type.Object({
+    enrolled: Type.Boolean(),
+    covenant_template_id: Nullable(Type.String()),
+    recovery_key_sha256: Type.Optional(Type.String({ description: 'SHA-256 (hex) of the recovery key\'s SPKI bytes, when enrolled' })),
+  }),
+  referral: Nullable(Type.Object({
+    referrer_agent_id: Type.String(),
+    status: Type.String({ description: 'deferred or excluded' }),
+    reason: Nullable(Type.String()),
+  })),
+  directory_opt_in_url: Type.String(),
+  directory_value: Type.String(),
+  a2a_agent_card_url: Type.String(),
+  _svc: SvcEnvelopeSchema,
+});
+
+const SkillVouch = Type.Object({ count: Type.Integer(), raw_count: Type.Integer(), weighted_count: Type.Number() });
+
+/** An agent's public passport (passport-view.ts, with its reputation figures and skill vouches). */
+export const PublicPassport = Type.Object({
+  did: Did,
+  agent_id: Type.String(),
+  agent_name: Type.String(),
+  public_key: Type.String({ description: 'PEM SPKI' }),
+  derivation_method: Type.String(),
+  key_algorithm: Type.String(),
+  suite: Type.String(),
+  capabilities: Type.Object({
+    verified: Type.Array(Type.String(), { description: 'Capability URIs svc verifies (tier and scoped keys); empty once revoked' }),
+    self_reported: Nullable(Type.String()),
+    self_reported_notice: Type.String(),
+  }),
+  trust_levels: Type.Array(Type.String()),
+  endpoint: Type.String(),
+  created_at: IsoTime(),
+  revoked_at: Nullable(IsoTime()),
+  skill_vouches: Type.Record(Type.String(), SkillVouch, { description: 'Per listed skill' }),
+  reputation: ReputationObject,
+  reputation_sub_signals: Type.Optional(SubSignals),
+  bio: Nullable(Type.String()),
+  skills: Type.Array(Type.String()),
+  agent_type: Nullable(Type.String()),
+  domain: Nullable(Type.String()),
+  listed: Type.Boolean(),
+  reputation_sub_signal_visibility: Type.String({ description: 'decomposed or aggregate_only' }),
+  staged_resurrection_until: Nullable(IsoTime()),
+});
+
+export const PassportResponse = Type.Object({ status: Success, passport: PublicPassport });
+export const DescriptionResponse = Type.Object({ status: Success, passport: PublicPassport, agent_card_url: Type.String() });
+
+/** POST /v1/auth/passport/challenge. */
+export const ChallengeResponse = Type.Object({
+  status: Success,
+  agent_id: Type.String(),
+  purpose: Type.String({ description: 'session or recovery' }),
+  challenge_id: Type.String(),
+  challenge_nonce: Type.String(),
+  scheme: Type.String(),
+  sign_payload: Type.String({ description: 'The exact text to sign (UTF-8)' }),
+  sign_payload_encoding: Type.String(),
+  issued_at: IsoTime(),
+  expires_at: IsoTime(),
+});
+
+/** POST /v1/auth/passport/verify. */
+export const SessionResponse = Type.Object({
+  status: Success,
+  agent_id: Type.String(),
+  session_token: Type.String({ description: 'svc_session_...' }),
+  token_type: Type.String({ description: 'Bearer' }),
+  expires_in: Type.Integer({ description: 'Seconds' }),
+  expires_at: IsoTime(),
+});
+
+/** POST /v1/me/passport/revoke. */
+export const RevokeResponse = Type.Object({ status: Success, agent_id: Type.String(), revoked_at: IsoTime() });
+
+/** POST /v1/me/passport/rotate. */
+export const RotateResponse = Type.Object({
+  status: Success,
+  agent_id: Type.String(),
+  did: Did,
+  public_key: Type.String(),
+  public_key_sha256: Type.String(),
+  key_algorithm: Type.String(),
+  derivation_method: Type.String(),
+  key_version: Type.Integer(),
+  rotated_at: IsoTime(),
+  previous_public_key_sha256: Type.String(),
+  previous_key_valid_until: IsoTime(),
+  rotation_grace_seconds: Type.Integer(),
+  log_index: Nullable(Type.Integer({ description: 'The passport.rotated entry in the trust log' })),
+});
+
+/** POST /v1/auth/passport/ephemeral (201). */
+export const EphemeralResponse = Type.Object({
+  status: Success,
+  ephemeral_passport: Type.Object({
+    ephemeral_passport_id: Type.String(),
+    agent_id: Type.String(),
+    did: Did,
+    trust_levels: Type.Array(Type.String()),
+    issued_via: Type.String(),
+    created_at: IsoTime(),
+    expires_at: IsoTime(),
+  }),
+  session_token: Type.String(),
+  token_type: Type.String({ description: 'Bearer' }),
+  expires_in: Type.Integer(),
+  expires_at: IsoTime(),
+});
+
+const ScopedKeyFields = {
+  key_id: Type.String(),
+  scopes: Type.Array(Type.String()),
+  label: Nullable(Type.String()),
+  created_at: IsoTime(),
+  expires_at: Nullable(IsoTime()),
+};
+
+/** POST /v1/me/keys (201): the key, shown once. */
+export const CreatedKeyResponse = Type.Object({ status: Success, api_key: Type.String(), kind: Type.String({ description: 'scoped' }), ...ScopedKeyFields });
+
+/** GET /v1/me/keys. */
+export const KeyListResponse = Type.Object({
+  status: Success,
+  keys: Type.Array(Type.Object({ ...ScopedKeyFields, revoked_at: Nullable(IsoTime()), active: Type.Boolean() })),
+  active_count: Type.Integer(),
+  max_active: Type.Integer(),
+  inactive_listed_max: Type.Integer(),
+});
+
+/** GET /admin/agents/{agent_id}. */
+export const AdminAgentResponse = Type.Object({
+  status: Success,
+  agent: Type.Object({
+    agent_id: Type.String(),
+    agent_name: Type.String(),
+    owner_identifier: Type.String(),
+    tier: Type.String(),
+    status: Type.String({ description: 'active or suspended' }),
+    frozen: Type.Boolean(),
+    referral_agent: Nullable(Type.String()),
+    registration_source: Nullable(Type.String()),
+    agent_card_url: Nullable(Type.String()),
+    affiliation: Nullable(Type.String()),
+    created_at: IsoTime(),
+    updated_at: IsoTime(),
+  }),
+  referral: Nullable(Type.Object({
+    referred_agent_id: Type.String(),
+    referrer_agent_id: Type.String(),
+    status: Type.String(),
+    reason: Nullable(Type.String()),
+    created_at: IsoTime(),
+    updated_at: IsoTime(),
+  })),
+});
+
+/** 204: no body. */
+export const NoContent = Type.Unsafe<void>({ type: 'null', description: 'No content' });

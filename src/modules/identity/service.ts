@@ -287,7 +287,7 @@ export function createIdentityService(deps: IdentityDeps) {
         skillVouchesOf ? skillVouchesOf(id, view.skills) : undefined,
         stagedResurrectionUntil(id),
       ]);
-      return { ...view, ...(standing ?? {}), ...(skillVouches ? { skill_vouches: skillVouches } : {}), staged_resurrection_until: staged } as typeof view;
+      return { ...view, ...(standing ?? {}), ...(skillVouches ? { skill_vouches: skillVouches } : {}), staged_resurrection_until: staged } as typeof view & { staged_resurrection_until: typeof staged };
     },
 
     /** The custody module supplies the end of a staged resurrection (GET /v1/me and the passport show it). */
