@@ -1,9 +1,9 @@
 /**
  * The billing routes' error codes that no other file covers (each route, each code it can give):
- * POST /admin/billing/grants (grant lands, 404 AGENT_NOT_FOUND, 422 VALIDATION_FAILED, 401),
+ * POST /admin/billing/grants (grant lands, 404 AGENT_NOT_FOUND also for an unregistered agent, 422 VALIDATION_FAILED, 401),
  * 502 PAYMENT_PROCESSOR_ERROR of checkout and setup when Stripe fails (a loopback Stripe that answers
  * Stripe-shaped 500s: the fake in test/fakes/stripe.ts cannot be told to fail), 422 VALIDATION_FAILED
- * of setup (a body that is not an object; unknown fields are dropped, never forwarded) and auto top-up, 503 BILLING_NOT_CONFIGURED of the webhook, and 402 INSUFFICIENT_CREDITS
+ * of setup (a body that is not an object; unknown fields are dropped, never forwarded) and auto top-up, 503 BILLING_NOT_CONFIGURED of the webhook and of enabling auto top-up, and 402 INSUFFICIENT_CREDITS
  * of GET /v1/blobs/search over HTTP (with the embeddings fake, past the free search floor).
  */
 import { randomUUID } from 'node:crypto';
@@ -95,6 +95,15 @@ describe('POST /admin/billing/grants', () => {
     const res = await grant({ agent_id: 'nobody', credits: 100, reference: 'r-nobody' });
     expect(res.status).toBe(404);
     expect(res.body.error_code).toBe('AGENT_NOT_FOUND');
+  });
+
+  test('404 AGENT_NOT_FOUND for a well-formed id of no registered agent; no account or credit is recorded for it', async () => {
+    const nobody = randomUUID();
+    const res = await grant({ agent_id: nobody, credits: 100, reference: 'r-unregistered' });
+    expect(res.status).toBe(404);
+    expect(res.body.error_code).toBe('AGENT_NOT_FOUND');
+    const m = billingModuleFor(t.config)!;
+    expect(await m.store.getAccount(nobody)).toBeUndefined();
   });
 
   test.each([
@@ -190,6 +199,17 @@ describe('POST /v1/billing/setup', () => {
 });
 
 describe('POST /v1/billing/auto-topup', () => {
+  test('503 BILLING_NOT_CONFIGURED when enabling on a host without a payment processor; disabling still answers', async () => {
+    const a = await bare.registerAgent();
+    const on = await bare.request('POST', '/v1/billing/auto-topup', { token: a.apiKey, body: { enabled: true, threshold_credits: 100, topup_credits: 500 } });
+    expect(on.status).toBe(503);
+    expect(on.body.error_code).toBe('BILLING_NOT_CONFIGURED');
+    expect((await bare.request('GET', '/v1/billing', { token: a.apiKey })).body.auto_topup).toBe(false);
+    const off = await bare.request('POST', '/v1/billing/auto-topup', { token: a.apiKey, body: { enabled: false } });
+    expect(off.status).toBe(200);
+    expect(off.body).toMatchObject({ status: 'success', auto_topup: false, threshold_credits: null, topup_credits: null });
+  });
+
   test('422 VALIDATION_FAILED for enabled: true without threshold_credits or topup_credits; nothing enabled', async () => {
     const a = await t.registerAgent();
     const m = billingModuleFor(t.config)!;

@@ -64,9 +64,9 @@ export function createBillingModule(deps: BillingModuleDeps) {
   let stakes: StakeSettlePort | undefined;
 
   const commonsUrl = `${base}/v1/commons/entries`;
+  const agentExists = async (agentId: string) => (await deps.agents.tierOf(agentId)) !== undefined;
   const billing = createBillingService({
-    store, credits, clock, payments, publishableKey: config.billing.stripePublishableKey, billingPageUrl, log: deps.log,
-    agentExists: async (agentId) => (await deps.agents.tierOf(agentId)) !== undefined,
+    store, credits, clock, payments, publishableKey: config.billing.stripePublishableKey, billingPageUrl, log: deps.log, agentExists,
   });
   const counted = createMetering({
     store, clock, agents: deps.agents,
@@ -130,7 +130,7 @@ export function createBillingModule(deps: BillingModuleDeps) {
     setStorage(port: StorageUsagePort) { storage = port; },
     /** The stake module: returns a cooling stake's credit when its time is up, before billing's reads. */
     setStakes(port: StakeSettlePort) { stakes = port; },
-    routes: billingRoutes({ billing, store, clock, settle: settleFirst, storage: () => storage, billingPagePath: pagePath, stripeJsUrl: config.billing.stripeJsUrl, referrals, credits }),
+    routes: billingRoutes({ billing, store, clock, settle: settleFirst, storage: () => storage, billingPagePath: pagePath, stripeJsUrl: config.billing.stripeJsUrl, referrals, credits, agentExists }),
     async close() {
       clearInterval(holdSweep);
       await sweeping;

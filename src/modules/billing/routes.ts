@@ -33,6 +33,8 @@ export interface BillingRouteDeps {
   stripeJsUrl: string;
   referrals: ReferralPayouts;
   credits: Credits;
+  /** Whether an agent id names a registered agent (a grant for nobody is refused). */
+  agentExists: (agentId: string) => Promise<boolean>;
 }
 
 const GrantBody = Type.Object({
@@ -89,12 +91,14 @@ export const billingRoutes = (deps: BillingRouteDeps): FastifyPluginAsyncTypebox
     config: { auth: 'admin', errors: { 404: ['AGENT_NOT_FOUND'] } },
   }, async (request) => {
     const b = request.body;
-    if (!isUuid(b.agent_id)) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
-    const r = await deps.credits.add(b.agent_id.toLowerCase(), {
+    const agentId = b.agent_id.toLowerCase();
+    // A well-formed id of no registered agent too: no credit is recorded for nobody.
+    if (!isUuid(agentId) || !(await deps.agentExists(agentId))) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
+    const r = await deps.credits.add(agentId, {
       kind: 'grant', units: toUnits(b.credits), ref: `admin:${b.reference}`,
       expiresAt: b.expires_in_days ? deps.clock.now() + b.expires_in_days * 86_400_000 : null,
     });
-    return { status: 'success' as const, granted: r.added, credits_remaining_usd: (await billingSnapshot({ store: deps.store, clock: deps.clock, processor: null }, b.agent_id.toLowerCase(), 'free')).credits_remaining_usd };
+    return { status: 'success' as const, granted: r.added, credits_remaining_usd: (await billingSnapshot({ store: deps.store, clock: deps.clock, processor: null }, agentId, 'free')).credits_remaining_usd };
   });
 
   await app.register(webhookRoutes({ billing }));

@@ -141,6 +141,8 @@ export function createBillingService(deps: BillingServiceDeps) {
     },
 
     async configureAutoTopup(agentId: string, input: { enabled: boolean; threshold_credits?: number; topup_credits?: number }) {
+      // A host without a payment processor cannot refill: enabling is refused as setup is (disabling still works).
+      if (input.enabled) gateway();
       const now = clock.now();
       return store.withLocks([agentId], now, async (trx, accounts) => {
         const a = accounts.get(agentId)!;
