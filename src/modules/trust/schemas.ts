@@ -126,11 +126,50 @@ export const ParityResponse = Type.Object({
   duration_ms: Type.Integer(),
 });
 
-/** Counts of each trust feature's use; each trust module contributes its own section (open by design). */
+const Counts = Type.Record(Type.String(), Type.Integer());
+
+/**
+ * Counts of each trust feature's use: the trust log's own, then one section per trust module (each
+ * registers its counts with the trust module; a section is absent when its module is not part of the app).
+ */
 export const AdoptionResponse = Type.Object({
   status: Status,
   generated_at: IsoTime(),
-  window_days: Type.Integer(),
+  window_days: Type.Integer({ description: 'The window of the *_in_window counts' }),
   trust_log_entries: Type.Integer(),
-  epochs_opened_by: Type.Record(Type.String(), Type.Integer()),
-}, { additionalProperties: true });
+  epochs_opened_by: Counts,
+  identity: Type.Optional(Type.Object({
+    listed_agents: Type.Integer(),
+    covenants_by_template: Counts,
+    recovery_keys_enrolled: Type.Integer(),
+    scoped_keys_active: Type.Integer(),
+    ephemeral_passports_last_30d: Type.Integer(),
+  })),
+  reputation: Type.Optional(Type.Object({
+    events: Type.Integer(),
+    events_in_window: Type.Integer(),
+    subjects: Type.Integer(),
+    raters: Type.Integer(),
+    disputes: Type.Record(Type.String(), Type.Integer(), { description: 'Per dispute status' }),
+  })),
+  vouches: Type.Optional(Type.Object({ active: Type.Integer(), given_in_window: Type.Integer() })),
+  custody: Type.Optional(Type.Object({
+    recovery_intents_by_state: Counts,
+    staged_resurrections_active: Type.Integer(),
+  })),
+  declarations: Type.Optional(Type.Object({
+    consolidation_policies: Type.Integer(),
+    policy_bindings: Type.Integer(),
+    journal_commitments: Type.Integer(),
+    journal_commitments_in_window: Type.Integer(),
+    tool_passports_active: Type.Integer(),
+    delegations_in_window: Type.Integer(),
+  })),
+  stake: Type.Optional(Type.Object({
+    stakes_by_tier: Counts,
+    stakes_cooling: Type.Integer(),
+    sponsorships_in_force: Type.Integer(),
+    sponsorships_ring_flagged: Type.Integer(),
+    slashes_in_window: Type.Integer(),
+  })),
+});
