@@ -5,6 +5,29 @@ import type { Database } from '../../infra/db/schema';
 import { readBacklog } from '../../infra/vectors/indexer';
 import type { VectorRuntime } from '../../infra/vectors/runtime';
 import { SVC_VERSION } from '../../version';
+import { Type } from 'typebox';
+import { IsoTime, Nullable } from '../../http/response-schemas';
+
+const HealthFields = {
+  version: Type.String(),
+  database: Type.String({ description: 'sqlite or postgres' }),
+};
+const HealthOk = Type.Object({
+  status: Type.String({ description: 'ok' }),
+  ...HealthFields,
+  redis: Type.Optional(Type.String({ description: 'With REDIS_URL: ok or unavailable (svc still serves without it)' })),
+});
+/** 503: the database did not answer; the shared error body's fields with the probe's own. */
+const HealthDegraded = Type.Object({ status: Type.String({ description: 'degraded' }), ...HealthFields, error_code: Type.String(), message: Type.String() });
+const VectorsBacklog = Type.Object({
+  embeddings: Nullable(Type.Object({ model_id: Type.String(), dimensions: Type.Integer() }), { description: 'null: no embeddings configured' }),
+  collections: Type.Array(Type.Object({
+    collection: Type.String(), pending: Type.Integer(), set_aside: Type.Integer(), oldest_pending_at: Nullable(IsoTime()), next_retry_at: Nullable(IsoTime()),
+  })),
+  set_aside_items: Type.Array(Type.Object({
+    collection: Type.String(), owner_id: Type.String(), item_id: Type.String(), refusals: Type.Integer(), retry_at: Nullable(IsoTime()),
+  })),
+});
 
 /**
  * GET /health: liveness plus a database round trip; 503 when the database does not answer. With
@@ -22,7 +45,7 @@ export const healthRoutes = (deps: {
   vectors: Pick<VectorRuntime, 'embedder'>;
   redis?: () => 'in-process' | 'ok' | 'unavailable';
 }): FastifyPluginAsyncTypebox => async (app) => {
-  app.get('/health', { schema: { summary: 'Health probe: status and version' }, config: { auth: 'none', errors: { 503: ['DATABASE_UNAVAILABLE'] } } }, async (_req, reply) => {
+  app.get('/health', { schema: { summary: 'Health probe: status and version', response: { 200: HealthOk, 503: HealthDegraded } }, config: { auth: 'none', errors: { 503: ['DATABASE_UNAVAILABLE'] } } }, async (_req, reply) => {
     try {
       await sql`select 1`.execute(deps.db);
       const redis = deps.redis?.();
@@ -32,7 +55,7 @@ export const healthRoutes = (deps: {
     }
   });
 
-  app.get('/admin/vectors', { schema: { summary: 'Vector indexing backlog and refused texts (admin)' }, config: { auth: 'admin' } }, async () => {
+  app.get('/admin/vectors', { schema: { summary: 'Vector indexing backlog and refused texts (admin)', response: { 200: VectorsBacklog } }, config: { auth: 'admin' } }, async () => {
     const e = deps.vectors.embedder;
     return {
       embeddings: e ? { model_id: e.modelId, dimensions: e.dimensions } : null,

@@ -6,8 +6,9 @@ import { memoryRateLimit } from './rate-limit';
 import {
   ContextQuery, ContextValidationCodes, KeyParams, KeyValidationCodes, ListQuery, ListValidationCodes, MAX_VALUE_BYTES, PutBody,
   PutValidationCodes, SearchQuery, SearchValidationCodes,
+  MemoryContextResponse, MemoryDeleteResponse, MemoryEntryResponse, MemoryListResponse, MemoryPutResponse, MemorySearchResponse, MemoryStatsResponse,
 } from './schemas';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { MemoryService } from './service';
 import { searchQuery } from '../../http/input-rules';
 import { etagOf, ledgerErrorHandler, parseIfMatch } from './ledger';
@@ -44,28 +45,28 @@ export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox =
   app.setErrorHandler(ledgerErrorHandler);
 
   app.get('/v1/memory', {
-    schema: { querystring: ListQuery, summary: 'List memory keys (metadata only, never values)', tags: ['memory'] },
+    schema: { querystring: ListQuery, summary: 'List memory keys (metadata only, never values)', tags: ['memory'], response: { 200: MemoryListResponse } },
     config: { auth: 'key', scope: 'svc:memory', validationCodes: ListValidationCodes, errors: { 503: ['MEMORY_LEDGER_UNAVAILABLE'] } },
   }, async (request) => memory.list(caller(request), request.query));
 
   app.get('/v1/memory/stats', {
-    schema: { summary: 'Memory usage: writes this month, what remains, storage', tags: ['memory'] },
+    schema: { summary: 'Memory usage: writes this month, what remains, storage', tags: ['memory'], response: { 200: MemoryStatsResponse } },
     config: { auth: 'key', scope: 'svc:memory', errors: { 503: ['MEMORY_LEDGER_UNAVAILABLE'] } },
   }, async (request) => memory.stats(caller(request)));
 
   app.get('/v1/memory/context', {
-    schema: { querystring: ContextQuery, summary: 'Context reload: most important, then most recent memories (not semantic)', tags: ['memory'] },
+    schema: { querystring: ContextQuery, summary: 'Context reload: most important, then most recent memories (not semantic)', tags: ['memory'], response: { 200: MemoryContextResponse } },
     config: { auth: 'key', scope: 'svc:memory', validationCodes: ContextValidationCodes, errors: { 503: ['MEMORY_LEDGER_UNAVAILABLE'] } },
   }, async (request) => memory.context(caller(request), request.query));
 
   app.get('/v1/memory/search', {
-    schema: { querystring: SearchQuery, summary: 'Semantic search over your memories', tags: ['memory'] },
+    schema: { querystring: SearchQuery, summary: 'Semantic search over your memories', tags: ['memory'], response: { 200: MemorySearchResponse } },
     config: { auth: 'key', scope: 'svc:memory', errors: { 422: ['MEMORY_QUERY_REQUIRED'], 429: ['RATE_LIMIT_EXCEEDED'], 503: ['MEMORY_SEARCH_UNAVAILABLE', 'MEMORY_LEDGER_UNAVAILABLE'] }, validationCodes: SearchValidationCodes, inputRules: [searchQuery] },
   }, async (request) => memory.search(caller(request), request.query));
 
   app.put('/v1/memory/:key', {
     bodyLimit: deps.bodyLimitBytes,
-    schema: { params: KeyParams, body: PutBody, headers: PutHeaders, summary: 'Store a JSON value under a key (appends a ledger version); If-Match: "<version>" writes only over that live version', tags: ['memory'] },
+    schema: { params: KeyParams, body: PutBody, headers: PutHeaders, summary: 'Store a JSON value under a key (appends a ledger version); If-Match: "<version>" writes only over that live version', tags: ['memory'], response: { 200: MemoryPutResponse } },
     config: {
       auth: 'key', scope: 'svc:memory', validationCodes: PutValidationCodes,
       errors: { 402: ['INSUFFICIENT_CREDITS'], 409: ['MEMORY_LEDGER_VERSION_CONFLICT'], 413: ['MEMORY_VALUE_TOO_LARGE', 'MEMORY_STORAGE_LIMIT'], 429: ['MEMORY_OPS_LIMIT', 'RATE_LIMIT_EXCEEDED'], 503: ['MEMORY_LEDGER_UNAVAILABLE'] },
@@ -83,16 +84,17 @@ export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox =
   });
 
   app.get('/v1/memory/:key', {
-    schema: { params: KeyParams, summary: 'Read the latest live value of a key', tags: ['memory'] },
+    schema: { params: KeyParams, summary: 'Read the latest live value of a key', tags: ['memory'], response: { 200: MemoryEntryResponse } },
     config: { auth: 'key', scope: 'svc:memory', errors: { 404: ['MEMORY_KEY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'], 503: ['MEMORY_LEDGER_UNAVAILABLE'] }, validationCodes: KeyValidationCodes },
   }, async (request, reply) => {
     const { json, version } = await memory.getEntry(caller(request), request.params.key);
     // The live version as a strong ETag: what a PUT's If-Match names to write over exactly this value.
-    return reply.type('application/json; charset=utf-8').header('etag', etagOf(version)).send(json);
+    // JSON text with the stored value spliced in (never re-serialised); its shape is MemoryEntryResponse.
+    return reply.type('application/json; charset=utf-8').header('etag', etagOf(version)).send(json as unknown as Static<typeof MemoryEntryResponse>);
   });
 
   app.delete('/v1/memory/:key', {
-    schema: { params: KeyParams, summary: 'Delete a key (appends a tombstone; history is kept)', tags: ['memory'] },
+    schema: { params: KeyParams, summary: 'Delete a key (appends a tombstone; history is kept)', tags: ['memory'], response: { 200: MemoryDeleteResponse } },
     config: { auth: 'key', scope: 'svc:memory', errors: { 404: ['MEMORY_KEY_NOT_FOUND'], 429: ['RATE_LIMIT_EXCEEDED'], 503: ['MEMORY_LEDGER_UNAVAILABLE'] }, validationCodes: KeyValidationCodes },
   }, async (request) => memory.remove(caller(request), request.params.key));
 };

@@ -49,7 +49,8 @@ export function serializeValue(value: unknown): { json: string; bytes: number } 
 }
 
 const derivedOf = (r: Pick<EntryRow, 'derived_start' | 'derived_end'>) =>
-  r.derived_start === null ? null : { start_version: r.derived_start, end_version: r.derived_end };
+  // Written together (both or neither).
+  r.derived_start === null ? null : { start_version: r.derived_start, end_version: r.derived_end as number };
 
 /** The most index candidates one memory search reads while it skips keys that are no longer live. */
 const MAX_SEARCH_CANDIDATES = 1000;
