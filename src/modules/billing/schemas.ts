@@ -70,7 +70,7 @@ export const BillingSnapshotResponse = Type.Object({
   memory_writes_free_remaining: Nullable(Type.Integer({ description: 'Credit-metered tiers: free writes left in the rolling window; null on legacy tiers' })),
   auto_topup_threshold_usd: Nullable(Usd()),
   auto_topup_credits: Nullable(Type.Integer()),
-});
+}, { description: 'The billing snapshot' });
 
 /** GET /v1/billing/config. */
 export const BillingConfigResponse = Type.Object({
@@ -80,7 +80,7 @@ export const BillingConfigResponse = Type.Object({
   billing_page_url: Type.String(),
   js_env: Type.Union([Type.Literal('live'), Type.Literal('test'), Type.Literal('unconfigured')]),
   currency: Type.String(),
-});
+}, { description: 'Payment processor settings' });
 
 /** POST /v1/billing/credits/checkout. */
 export const CheckoutResponse = Type.Object({
@@ -94,7 +94,7 @@ export const CheckoutResponse = Type.Object({
   credits: Type.Integer(),
   unit_rate_usd: Usd(),
   total_usd: Usd(),
-});
+}, { description: 'A payment intent to pay on the billing page' });
 
 /** POST /v1/billing/setup. */
 export const SetupResponse = Type.Object({
@@ -105,7 +105,7 @@ export const SetupResponse = Type.Object({
   customer_id: Type.String(),
   amount: Type.Integer({ description: 'Always 0: card capture only' }),
   currency: Type.String(),
-});
+}, { description: 'A zero-amount setup intent to complete on the billing page' });
 
 /** POST /v1/billing/auto-topup: the configuration now in force (the amounts are null when disabled). */
 export const AutoTopupResponse = Type.Object({
@@ -117,13 +117,13 @@ export const AutoTopupResponse = Type.Object({
   topup_total_usd: Nullable(Usd()),
   payment_method_id: Nullable(Type.String()),
   recharge_consent_id: Nullable(Type.String()),
-});
+}, { description: 'The auto top-up configuration now in force' });
 
 /** POST /v1/billing/payment-processor/webhook: the event was verified; what applying it did. */
 export const WebhookResponse = Type.Object({
   received: Type.Literal(true),
   effect: Type.String({ description: 'e.g. credits_granted, recharge_consent_stored, payment_method_stored, duplicate, ignored...' }),
-});
+}, { description: 'The event was verified and applied (or acknowledged with the reason it changed nothing)' });
 
 /** POST /admin/billing/referrals/settle. */
 export const ReferralSettleResponse = Type.Object({
@@ -132,14 +132,14 @@ export const ReferralSettleResponse = Type.Object({
   paid: Type.Integer(),
   rejected: Type.Integer(),
   waiting: Type.Integer(),
-});
+}, { description: 'Referral payouts decided now' });
 
 /** POST /admin/billing/grants. */
 export const GrantResponse = Type.Object({
   status: Success,
   granted: Type.Boolean({ description: 'false: this reference was granted before (nothing added)' }),
   credits_remaining_usd: Usd(),
-});
+}, { description: 'The grant, and the balance after it' });
 
 /** A page or asset of the billing page: text, not JSON. */
 export const textResponse = (mediaTypes: string[], description: string) => ({

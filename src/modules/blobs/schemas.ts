@@ -56,7 +56,7 @@ export const UploadResponse = Type.Object({
   size_bytes: blobFields.size_bytes,
   content_type: blobFields.content_type,
   sha256: blobFields.sha256,
-});
+}, { description: 'The stored blob (201 new bytes, 200 the same bytes again)' });
 
 export const BlobListResponse = Type.Object({
   status: Type.Literal('success'),
@@ -64,9 +64,9 @@ export const BlobListResponse = Type.Object({
   total: Type.Integer({ minimum: 0, description: 'Active blobs of the agent' }),
   page: Type.Integer({ minimum: 1 }),
   per_page: Type.Integer({ minimum: 1 }),
-});
+}, { description: 'A page of your blobs' });
 
-export const BlobMetaResponse = Type.Object({ status: Type.Literal('success'), ...blobFields });
+export const BlobMetaResponse = Type.Object({ status: Type.Literal('success'), ...blobFields }, { description: 'The blob\'s metadata' });
 
 export const SignedUrlResponse = Type.Object({
   status: Type.Literal('success'),
@@ -74,7 +74,7 @@ export const SignedUrlResponse = Type.Object({
   url: Type.String({ description: 'GET (or HEAD) it without a key until expires_at' }),
   expires_in: Type.Integer({ minimum: 1, description: 'Seconds the URL stays valid' }),
   expires_at: IsoTime('When the URL stops working (whole seconds)'),
-});
+}, { description: 'A signed read URL' });
 
 /** 204: no body. */
 export const NoContent = (description: string) => Type.Unsafe<void>({ type: 'null', description });

@@ -52,9 +52,9 @@ const entryFields = {
 };
 export const CommonsEntry = Type.Object(entryFields);
 
-export const PublishResponse = Type.Object({ status: Success, entry: CommonsEntry });
+export const PublishResponse = Type.Object({ status: Success, entry: CommonsEntry }, { description: 'The published entry' });
 
-export const EntryResponse = Type.Object({ status: Success, entry: CommonsEntry, content_trust: UntrustedData });
+export const EntryResponse = Type.Object({ status: Success, entry: CommonsEntry, content_trust: UntrustedData }, { description: 'The entry' });
 
 export const ListResponse = Type.Object({
   status: Success,
@@ -63,7 +63,7 @@ export const ListResponse = Type.Object({
   page: Type.Integer({ minimum: 1 }),
   per_page: Type.Integer({ minimum: 1 }),
   content_trust: UntrustedData,
-});
+}, { description: 'A page of commons entries' });
 
 export const SearchResponse = Type.Object({
   status: Success,
@@ -72,7 +72,7 @@ export const SearchResponse = Type.Object({
   total_returned: Type.Integer({ minimum: 0 }),
   content_trust: UntrustedData,
   pending_embeddings: Type.Integer({ minimum: 0, description: 'Entries not yet searchable by meaning (found by their words all the same); 0: complete' }),
-});
+}, { description: 'Matching entries' });
 
 export const VouchResponse = Type.Object({
   status: Success,
@@ -80,6 +80,6 @@ export const VouchResponse = Type.Object({
   vouched: Type.Literal(true),
   already_vouched: Type.Boolean({ description: 'true: this agent had vouched before; the count did not change' }),
   vouch_count: Type.Integer({ minimum: 0 }),
-});
+}, { description: 'The vouch (already_vouched: counted before)' });
 
-export const DeleteResponse = Type.Object({ status: Success, entry_id: Type.String(), deleted: Type.Literal(true) });
+export const DeleteResponse = Type.Object({ status: Success, entry_id: Type.String(), deleted: Type.Literal(true) }, { description: 'The entry is deleted' });

@@ -91,7 +91,7 @@ const parseFields = {
 };
 
 /** POST .../parse, synchronous: the finished record (complete or failed). */
-export const ParseDoneResponse = Type.Object({ ...parseFields, _svc: SvcWithUsage });
+export const ParseDoneResponse = Type.Object({ ...parseFields, _svc: SvcWithUsage }, { description: 'The finished parse: complete with its result, or failed with its error' });
 
 /** POST .../parse?async=true: queued. */
 export const ParseQueuedResponse = Type.Object({
@@ -99,13 +99,13 @@ export const ParseQueuedResponse = Type.Object({
   status_url: Type.String({ description: 'Poll it: GET .../parse/{parse_id}' }),
   callback_signing_secret: Type.Optional(Type.String({ description: 'With a callback_url: the whsec_ secret that signs its callbacks' })),
   _svc: SvcWithUsage,
-});
+}, { description: 'Queued: poll status_url' });
 
 /** GET .../parse/{parse_id}. */
 export const ParseStatusResponse = Type.Object({
   ...parseFields,
   callback_signing_secret: Type.Optional(Type.String({ description: 'With a callback_url: the whsec_ secret that signs its callbacks' })),
-});
+}, { description: 'The parse record' });
 
 /** One callback delivery attempt (views.ts deliveryView). */
 export const DeliverySchema = Type.Object({
@@ -122,9 +122,9 @@ export const DeliveriesResponse = Type.Object({
   parse_id: Type.String(),
   deliveries: Type.Array(DeliverySchema, { description: 'Newest first' }),
   total: Type.Integer({ minimum: 0 }),
-});
+}, { description: 'Callback delivery attempts' });
 
-export const ReplayResponse = Type.Object({ status: Success, parse_id: Type.String(), delivery: DeliverySchema });
+export const ReplayResponse = Type.Object({ status: Success, parse_id: Type.String(), delivery: DeliverySchema }, { description: 'The replay\'s delivery attempt' });
 
 /** The top-level `usage` of a search response (the usage module's SearchUsage), as web search has it. */
 export const SearchUsageSchema = Type.Object({
@@ -167,7 +167,7 @@ export const BlobSearchResponse = Type.Object({
     search_id: Type.String({ description: 'Refer to this search in POST /v1/feedback' }),
     usage: Type.Optional(UsageSnapshotSchema),
   }, { additionalProperties: true }),
-});
+}, { description: 'Matching chunks of your parsed blobs' });
 
 /** POST /internal/queue/parse. */
 export const QueuePushResponse = Type.Object({
@@ -176,4 +176,4 @@ export const QueuePushResponse = Type.Object({
   accepted: Type.Boolean({ description: 'true: run here now; false: already finished or running elsewhere' }),
   state: Type.String({ description: 'The queue job\'s state: pending, running, done or dead' }),
   outcome: Type.String({ description: 'ran, busy or terminal' }),
-});
+}, { description: 'The message was accepted, or its job had already finished or is running elsewhere' });
