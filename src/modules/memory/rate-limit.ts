@@ -4,7 +4,8 @@ import { ApiError } from '../../http/errors';
 import { RateLimiterError, type RateLimiter } from '../../infra/limits';
 
 /**
- * preValidation hook: at most `perMinute` requests per agent per minute across every memory route.
+ * preValidation hook: at most `perMinute` requests per agent per minute across every route of a
+ * module (`scope`: memory, commons; the message names it).
  * When the limiter's store (Redis) is down the request goes through (logged): memory stays
  * available, and the monthly caps, which live in the database, still hold.
  */
@@ -23,7 +24,7 @@ export function memoryRateLimit(limiter: RateLimiter, perMinute: number, scope =
       throw e;
     }
     if (!d.allowed) {
-      throw new ApiError(429, 'RATE_LIMIT_EXCEEDED', `At most ${perMinute} memory requests per minute; retry in ${d.retryAfterSeconds} s`, {
+      throw new ApiError(429, 'RATE_LIMIT_EXCEEDED', `At most ${perMinute} ${scope} requests per minute; retry in ${d.retryAfterSeconds} s`, {
         retry_after_seconds: d.retryAfterSeconds, limit_per_minute: perMinute, ...(upgradeUrl ? { upgrade_url: upgradeUrl } : {}),
       }, { 'retry-after': String(d.retryAfterSeconds), 'x-ratelimit-limit': String(perMinute), 'x-ratelimit-remaining': '0' });
     }
