@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { IsoTime, Nullable, SvcEnvelopeSchema } from '../../http/response-schemas';
 
 export const BrowseBody = Type.Object({
   url: Type.String({ maxLength: 8192, description: 'Public http or https URL' }),
@@ -20,3 +21,25 @@ export const BrowseIdParams = Type.Object({
 export const BrowseIdValidationCodes = {
   'params.browse_id': { status: 404, code: 'BROWSE_NOT_FOUND', message: 'No browse record with this id' },
 };
+
+// ---- responses (objects closed: src/http/response-schemas.ts) ----
+
+/** A browse record (service.ts BrowseRecord) with the service envelope; POST adds billing's usage to `_svc`. */
+export const BrowseResponse = Type.Object({
+  status: Type.String({ description: 'success' }),
+  browse_id: Type.String(),
+  url: Type.String(),
+  final_url: Type.String({ description: 'After redirects' }),
+  mode: Type.String({ description: 'static or dynamic' }),
+  http_status: Type.Integer({ description: 'What the site answered (a 404 page is a completed browse)' }),
+  content_type: Type.String(),
+  title: Nullable(Type.String()),
+  text: Type.String(),
+  byline: Nullable(Type.String()),
+  published_at: Nullable(Type.String({ description: 'ISO 8601 as the page states it' })),
+  language: Nullable(Type.String({ description: 'BCP 47' })),
+  site_name: Nullable(Type.String()),
+  response_time_ms: Type.Integer(),
+  fetched_at: IsoTime(),
+  _svc: SvcEnvelopeSchema,
+});

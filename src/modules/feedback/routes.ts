@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Static } from 'typebox';
 import { agentOf } from '../../http/auth';
 import type { EnvelopeBuilder } from '../../http/envelope';
 import { ApiError } from '../../http/errors';
-import { FeedbackBody, FeedbackValidationCodes, MAX_NOTE_CHARS } from './schemas';
+import { FeedbackBody, FeedbackCreated, FeedbackStats, FeedbackValidationCodes, MAX_NOTE_CHARS } from './schemas';
 
 /**
  * The shared validator coerces scalars (12 → "12"); feedback fields must arrive as JSON strings,
@@ -26,7 +27,7 @@ export const feedbackRoutes = (deps: { feedback: FeedbackService; envelope: Enve
   const { feedback, envelope } = deps;
 
   app.post('/v1/feedback', {
-    schema: { body: FeedbackBody, summary: 'Give feedback on an earlier result (append-only; monthly cap per tier)', tags: ['feedback'] },
+    schema: { body: FeedbackBody, summary: 'Give feedback on an earlier result (append-only; monthly cap per tier)', tags: ['feedback'], response: { 201: FeedbackCreated } },
     config: {
       auth: 'key', scope: 'any', success: [201], errors: { 422: ['INVALID_REF_TYPE', 'INVALID_SIGNAL', 'NOTE_TOO_LONG', 'INVALID_REF_ID'], 429: ['FEEDBACK_LIMIT'] }, validationCodes: FeedbackValidationCodes,
       inputRules: [notBlank('body', 'ref_id'), { part: 'body', field: 'note', schema: { maxLength: MAX_NOTE_CHARS } }],
@@ -43,10 +44,11 @@ export const feedbackRoutes = (deps: { feedback: FeedbackService; envelope: Enve
   });
 
   app.get('/v1/feedback/stats', {
-    schema: { summary: 'Your feedback: rolling 7 and 30 day counts, by ref_type and signal, and this UTC month\'s cap', tags: ['feedback'] },
+    schema: { summary: 'Your feedback: rolling 7 and 30 day counts, by ref_type and signal, and this UTC month\'s cap', tags: ['feedback'], response: { 200: FeedbackStats } },
     config: { auth: 'key', scope: 'any' },
   }, async (request) => {
     const a = agentOf(request);
-    return feedback.stats({ agentId: a.agentId, tier: a.tier });
+    // by_ref_type has one entry per REF_TYPES (the service's type says a record of strings).
+    return feedback.stats({ agentId: a.agentId, tier: a.tier }) as Promise<Static<typeof FeedbackStats>>;
   });
 };

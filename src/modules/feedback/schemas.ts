@@ -1,4 +1,6 @@
 import { Type } from 'typebox';
+import { IsoTime, SvcEnvelopeSchema } from '../../http/response-schemas';
+import { CapStandingFields } from '../usage/schemas';
 
 export const REF_TYPES = ['search_id', 'memory_key', 'blob_id', 'parse_id', 'browse_id'] as const;
 export const SIGNALS = ['helpful', 'unhelpful', 'wrong'] as const;
@@ -23,3 +25,25 @@ export const FeedbackValidationCodes = {
   'body.ref_id': { status: 422, code: 'INVALID_REF_ID', message: `ref_id is required: a non-empty string of at most ${MAX_REF_ID_CHARS} characters` },
   'body.signal': { status: 422, code: 'INVALID_SIGNAL', message: 'signal is required: one of helpful, unhelpful, wrong' },
 };
+
+// ---- responses (objects closed: src/http/response-schemas.ts) ----
+
+/** POST /v1/feedback (201). */
+export const FeedbackCreated = Type.Object({
+  status: Type.String({ description: 'success' }),
+  feedback_id: Type.String(),
+  created_at: IsoTime(),
+  _svc: SvcEnvelopeSchema,
+});
+
+const SignalCounts = Type.Object({ total: Type.Integer(), helpful: Type.Integer(), unhelpful: Type.Integer(), wrong: Type.Integer() });
+
+/** GET /v1/feedback/stats. */
+export const FeedbackStats = Type.Object({
+  status: Type.String({ description: 'success' }),
+  last_7d: SignalCounts,
+  last_30d: SignalCounts,
+  by_ref_type: Type.Object(Object.fromEntries(REF_TYPES.map((r) => [r, SignalCounts])) as Record<(typeof REF_TYPES)[number], typeof SignalCounts>),
+  by_ref_type_window: Type.String({ description: 'last_30d' }),
+  ...CapStandingFields,
+});

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Static } from 'typebox';
 import { performance } from 'node:perf_hooks';
 import { agentOf } from '../../http/auth';
 import type { EnvelopeBuilder } from '../../http/envelope';
-import { SearchQuery } from './schemas';
+import { SearchQuery, SearchResponse } from './schemas';
 import type { SearchService } from './service';
 import { notBlank } from '../../http/input-rules';
 
@@ -12,7 +13,7 @@ export const searchRoutes = (deps: { search: SearchService; envelope: EnvelopeBu
   app.get('/v1/search', {
     // A charged call: no automatic HEAD twin (it would charge and send nothing).
     exposeHeadRoute: false,
-    schema: { querystring: SearchQuery, summary: 'Search the web; results carry credibility scores (0.5 to 1.0)', tags: ['search'] },
+    schema: { querystring: SearchQuery, summary: 'Search the web; results carry credibility scores (0.5 to 1.0)', tags: ['search'], response: { 200: SearchResponse } },
     config: { auth: 'key', scope: 'svc:search', errors: { 402: ['INSUFFICIENT_CREDITS'], 429: ['SEARCH_CALLS_LIMIT'], 502: ['SEARCH_PROVIDER_ERROR'], 503: ['SEARCH_PROVIDER_UNCONFIGURED'], 504: ['SEARCH_PROVIDER_TIMEOUT'] }, inputRules: [notBlank('querystring', 'q')] },
   }, async (request, reply) => {
     const started = performance.now();
@@ -45,6 +46,7 @@ export const searchRoutes = (deps: { search: SearchService; envelope: EnvelopeBu
     // fields before and after them, in the same order as an object would serialise. A string with a
     // JSON content type is sent as it is.
     reply.type('application/json; charset=utf-8');
-    return `${JSON.stringify(head).slice(0, -1)},"results":${r.resultsJson},${JSON.stringify(tail).slice(1)}`;
+    const json = `${JSON.stringify(head).slice(0, -1)},"results":${r.resultsJson},${JSON.stringify(tail).slice(1)}`;
+    return json as unknown as Static<typeof SearchResponse>;
   });
 };
