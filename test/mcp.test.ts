@@ -4,7 +4,10 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { declaredRoutes } from '../src/http/error-responses';
+import { closedCopy, declaredSchema } from '../src/http/response-validation';
 import { startFakeEmbeddings, type FakeEmbeddingsServer } from './fakes/openai-embeddings';
 import { startTestApp, type RegisteredAgent, type TestApp } from './helpers/harness';
 
@@ -119,6 +122,51 @@ describe('MCP over Streamable HTTP', () => {
     });
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as { id: number }).id).toBe(7);
+  });
+
+  test('every JSON-RPC answer matches the response schema POST /mcp declares for its status (the route writes them itself)', async () => {
+    const doc = (await t.request('GET', '/openapi.json')).body;
+    expect(Object.keys(doc.paths['/mcp'].post.responses)).toEqual(expect.arrayContaining(['200', '202', '400', '406']));
+    // The declared response map, as the route registered it.
+    const response = declaredRoutes(t.app).find((r) => r.method === 'POST' && r.url === '/mcp')?.schema.response;
+    expect(response).toBeTruthy();
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    const check = (status: number, body: unknown) => {
+      const schema = declaredSchema(response, status);
+      expect(schema, `a schema for ${status}`).toBeTruthy();
+      const validate = ajv.compile(closedCopy(schema) as object);
+      expect(validate(body), `${status} ${JSON.stringify(body).slice(0, 300)} ${ajv.errorsText(validate.errors)}`).toBe(true);
+    };
+    const post = (body: string, accept = 'application/json, text/event-stream') => fetch(`${t.url}/mcp`, {
+      method: 'POST', body, headers: { authorization: `Bearer ${agent.apiKey}`, 'content-type': 'application/json', accept },
+    });
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const calls = [
+      init,
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'svc_passport', arguments: { action: 'me' } } },
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'svc_nope', arguments: {} } },
+      { jsonrpc: '2.0', id: 5, method: 'no/such/method' },
+    ];
+    for (const call of calls) {
+      const res = await post(JSON.stringify(call));
+      expect(res.status, `${call.method} ${res.status === 200 ? '' : await res.clone().text()}`).toBe(200);
+      check(200, await res.json());
+    }
+    // A batch answers an array; a notification alone is accepted with no body.
+    const batch = await post(JSON.stringify([{ jsonrpc: '2.0', id: 8, method: 'tools/list' }, { jsonrpc: '2.0', id: 9, method: 'tools/list' }]));
+    expect(batch.status).toBe(200);
+    const answers = await batch.json();
+    expect(Array.isArray(answers)).toBe(true);
+    check(200, answers);
+    const note = await post(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    expect([note.status, await note.text()]).toEqual([202, '']);
+    // The protocol's refusals: a parse error, an invalid message, an Accept without text/event-stream.
+    for (const [body, accept, status] of [['{"jsonrpc":', undefined, 400], ['{"hello":1}', undefined, 400], [JSON.stringify(init), 'application/json', 406]] as const) {
+      const res = await post(body, accept);
+      expect(res.status, body).toBe(status);
+      check(status, await res.json());
+    }
   });
 
   test('a session token from the passport exchange also works (same auth as the routes)', async () => {

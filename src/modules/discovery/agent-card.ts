@@ -77,9 +77,9 @@ export interface PassportView {
 export function agentCardOf(p: PassportView, baseUrl: string, agentCardUrl: string | null) {
   const full = p.listed && p.bio !== null && p.bio !== '';
   const passportUrl = `${baseUrl}/v1/agents/${p.agent_id}/passport`;
-  const card: Record<string, unknown> = {
+  return {
     name: p.agent_name,
-    description: full ? p.bio : `Agent ${p.agent_name} registered on svc (${p.did}).`,
+    description: full && p.bio ? p.bio : `Agent ${p.agent_name} registered on svc (${p.did}).`,
     supportedInterfaces: [{ url: passportUrl, protocolBinding: 'HTTP+JSON', protocolVersion: A2A_PROTOCOL_VERSION }],
     version: '1',
     capabilities: {
@@ -107,12 +107,11 @@ export function agentCardOf(p: PassportView, baseUrl: string, agentCardUrl: stri
       ? p.skills.map((s) => ({ id: s, name: s, description: `Self-declared skill: ${s}`, tags: [s] }))
       : [{ id: 'svc-agent', name: 'svc agent', description: 'An agent with an svc passport; it has not published a description.', tags: ['svc'] }],
   };
-  return card;
 }
 
 export function aiAgentDocument(baseUrl: string) {
   return {
-    schema_version: 'svc.ai-agent.v1',
+    schema_version: 'svc.ai-agent.v1' as const,
     name: 'svc',
     version: SVC_VERSION,
     description: 'Self-hostable identity, memory, search, documents, browsing, trust and billing for software agents.',

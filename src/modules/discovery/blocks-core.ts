@@ -113,6 +113,7 @@ export function pricingBlock({ table, baseUrl, config: settings }: BlockContext)
   return {
     model: 'credits',
     ...PRICING_BLOCK,
+    free_forever: [...PRICING_BLOCK.free_forever],
     // SVC_METERING_ENABLED=false: nothing is charged or counted against a floor on this instance.
     metering_enabled: metered,
     ...(metered ? {} : {

@@ -19,7 +19,7 @@ import { endpointRef } from './schema-facts';
 
 export function capabilitiesDocument(ctx: BlockContext, caller?: { agentId: string }) {
   return {
-    status: 'success',
+    status: 'success' as const,
     version: SVC_VERSION,
     base_url: ctx.baseUrl,
     endpoints: ctx.table.all().map(endpointRef),

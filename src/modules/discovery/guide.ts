@@ -115,7 +115,7 @@ function featureOf(s: Step, features: HostFeatures): HostFeature | undefined {
 export function guideDocument(table: RouteTable, baseUrl: string, features: HostFeatures) {
   let n = 0;
   return {
-    status: 'success',
+    status: 'success' as const,
     version: SVC_VERSION,
     base_url: baseUrl,
     steps: STEPS.flatMap((g) => g.steps.map((s) => {
@@ -139,7 +139,7 @@ export function guideDocument(table: RouteTable, baseUrl: string, features: Host
         summary: route?.summary ?? null,
         served: route !== undefined,
         // Served but not working on this host (web search without a provider): said here, with the reason.
-        ...(featureOf(s, features)?.available === false ? { available: false, unavailable_reason: featureOf(s, features)?.reason } : {}),
+        ...(featureOf(s, features)?.available === false ? { available: false as const, unavailable_reason: featureOf(s, features)?.reason } : {}),
       };
     })),
   };
@@ -147,7 +147,7 @@ export function guideDocument(table: RouteTable, baseUrl: string, features: Host
 
 export function agentTemplate(baseUrl: string, table: RouteTable, features: HostFeatures) {
   return {
-    status: 'success',
+    status: 'success' as const,
     version: SVC_VERSION,
     instructions: 'Fill in the <...> values, keep api_key and the private key secret, and load this at start-up.',
     template: {

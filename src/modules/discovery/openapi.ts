@@ -92,13 +92,14 @@ function errorExample(route: RouteInfo, code: string) {
 /**
  * The response of an error status: the shared body (ApiError), the codes the route can answer under
  * it (`x-svc-error-codes`, also in the description the reference page shows) and one example per
- * code. A route that declares a body of its own for the status (/mcp's JSON-RPC parse error) keeps it.
+ * code. A route that declares a body of its own for the status keeps it (/mcp's JSON-RPC errors, /health's
+ * 503 with the probe's fields), with the codes.
  */
 function errorResponseOf(route: RouteInfo, status: number, codes: string[], existing: Record<string, any> | undefined) {
   const description = codes.length ? `Error${codes.length > 1 ? 's' : ''}: ${codes.map((c) => `\`${c}\``).join(', ')}` : existing?.description ?? 'Error';
   const declared = route.response?.[status];
   if (declared && declared !== ErrorBody && existing?.content) {
-    if (codes.length) for (const media of Object.values<Record<string, any>>(existing.content)) media['x-svc-error-codes'] = codes;
+    if (codes.length) for (const media of Object.values<Record<string, any>>(existing.content)) media.schema = { ...media.schema, 'x-svc-error-codes': codes };
     return { ...existing, description: [declared.description, codes.length ? description : ''].filter(Boolean).join('. ') || 'Error' };
   }
   const examples = Object.fromEntries(codes.map((c) => [c, { summary: c, value: errorExample(route, c) }]));

@@ -22,7 +22,7 @@ export function operatorTermsUrl(config: Config): string | null {
 
 export function termsDocument(config: Config) {
   return {
-    status: 'success',
+    status: 'success' as const,
     terms_version: config.core.termsVersion,
     terms_url: `${config.core.baseUrl}/terms`,
     terms: DEFAULT_TERMS,

@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError } from '../../http/errors';
+import { NotModifiedSchema, ToolFileSchema, ToolManifestSchema } from './schemas';
 import { sha256Hex, type ToolCatalog } from './tool-defs';
 
 const CACHE = 'public, max-age=3600';
@@ -38,20 +39,20 @@ export const toolRoutes = (catalog: ToolCatalog): FastifyPluginAsyncTypebox => a
   const validationCodes = { 'params.file': { status: 404, code: 'TOOL_NOT_FOUND', message: 'No such tool definition; see /v1/mcp/manifest' } };
 
   app.get('/v1/mcp/manifest', {
-    schema: { summary: 'Tool definition file → SHA-256 of its exact bytes (ETag, 304, cached 3600 s)', tags: ['mcp'] },
-    config: { auth: 'none' },
+    schema: { summary: 'Tool definition file → SHA-256 of its exact bytes (ETag, 304, cached 3600 s)', tags: ['mcp'], response: { 200: ToolManifestSchema, 304: NotModifiedSchema } },
+    config: { auth: 'none', success: [200, 304] },
   }, async (request, reply) => {
     const m = catalog.manifest();
     return sendCached(request, reply, m.body, m.etag);
   });
 
   app.get('/mcp/v1/:file', {
-    schema: { summary: 'MCP tool definition file (svc-<tool>.json)', tags: ['mcp'], params: FileParams },
-    config: { auth: 'none', validationCodes },
+    schema: { summary: 'MCP tool definition file (svc-<tool>.json)', tags: ['mcp'], params: FileParams, response: { 200: ToolFileSchema, 304: NotModifiedSchema } },
+    config: { auth: 'none', validationCodes, success: [200, 304] },
   }, serveFile(false));
 
   app.get('/mcp/:file', {
-    schema: { summary: 'Deprecated alias of /mcp/v1/<file> (adds X-Svc-Deprecation)', tags: ['mcp'], params: FileParams, deprecated: true },
-    config: { auth: 'none', validationCodes },
+    schema: { summary: 'Deprecated alias of /mcp/v1/<file> (adds X-Svc-Deprecation)', tags: ['mcp'], params: FileParams, deprecated: true, response: { 200: ToolFileSchema, 304: NotModifiedSchema } },
+    config: { auth: 'none', validationCodes, success: [200, 304] },
   }, serveFile(true));
 };

@@ -9,7 +9,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { ToolCatalog } from '../discovery/tool-defs';
+import { AcceptedSchema, JsonRpcErrorSchema, McpAnswerSchema } from '../discovery/schemas';
 import { ApiError, handleError, isJsonParseError } from '../../http/errors';
+import { errorResponses } from '../../http/response-schemas';
 import { createMcpServer } from './server';
 
 /**
@@ -58,8 +60,19 @@ export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog; a
     if (origin) reply.headers(corsHeaders(origin));
   });
   app.post('/mcp', {
-    schema: { summary: 'Model Context Protocol endpoint (Streamable HTTP, JSON-RPC): the svc_* tools', tags: ['mcp'] },
-    config: { auth: 'key', scope: 'any', errors: { 403: ['ORIGIN_NOT_ALLOWED'] } },
+    schema: {
+      summary: 'Model Context Protocol endpoint (Streamable HTTP, JSON-RPC): the svc_* tools',
+      tags: ['mcp'],
+      // The protocol's own answers: JSON-RPC bodies (a parse error, an invalid request, an Accept
+      // header without application/json and text/event-stream); refusals before MCP runs are ApiError.
+      response: {
+        200: McpAnswerSchema,
+        202: AcceptedSchema,
+        400: { ...JsonRpcErrorSchema, description: 'JSON-RPC parse error (-32700) or invalid request (-32600, -32000)' },
+        406: { ...JsonRpcErrorSchema, description: 'JSON-RPC error -32000: the Accept header must name application/json and text/event-stream' },
+      },
+    },
+    config: { auth: 'key', scope: 'any', success: [200, 202], errors: { 403: ['ORIGIN_NOT_ALLOWED'], 413: ['PAYLOAD_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'] } },
     // A body that is not JSON is a JSON-RPC parse error (-32700, id null), as the protocol answers
     // it; every other refusal (401 ...) keeps the API's format.
     // Sends the answer and returns nothing, as a route's error handler is typed.
@@ -104,7 +117,7 @@ export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog; a
   for (const method of ['GET', 'DELETE'] as const) {
     app.route({
       method, url: '/mcp',
-      schema: { summary: `${method} /mcp: not used by the stateless MCP endpoint (405)`, tags: ['mcp'] },
+      schema: { summary: `${method} /mcp: not used by the stateless MCP endpoint (405)`, tags: ['mcp'], response: errorResponses(405) },
       config: { auth: 'key', scope: 'any', success: [], errors: { 405: ['METHOD_NOT_ALLOWED'] } },
       handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(notAllowed),
     });
