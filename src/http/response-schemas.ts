@@ -10,6 +10,13 @@
  *   body is open by design (a stored JSON value, `_svc`'s route-specific extras).
  * - A field that may be null is `Nullable(T)`; a field that may be absent is `Type.Optional(T)`.
  * - Times are ISO 8601 strings (`IsoTime`); money and counts are integers.
+ * - A body that is not JSON is declared as content of its media type:
+ *   `{ description, content: { 'text/html': { schema: { type: 'string' } } } }` (`TextContent`);
+ *   a 204 as `NoContent`. A route whose success body has no schema by design says why in route
+ *   config `responseSchemaExempt` (test/response-schemas.test.ts skips it).
+ * - Error statuses: src/http/error-responses.ts adds ErrorBody for every status a route's
+ *   configuration implies (auth, body, parameters, validationCodes, config.errors); declare a
+ *   route's own error codes in `config.errors` and they are in its schema and the OpenAPI document.
  */
 import { Type, type TSchema } from 'typebox';
 
@@ -29,6 +36,15 @@ export const ErrorBody = Type.Object({
 export function errorResponses(...statuses: number[]): Record<number, typeof ErrorBody> {
   return Object.fromEntries(statuses.map((s) => [s, ErrorBody]));
 }
+
+/** A 204: no body. */
+export const NoContent = Type.Unsafe<void>({ type: 'null', description: 'No content' });
+
+/** A success body that is not JSON: text of `mediaType` (HTML, plain text, NDJSON), described. */
+export const TextContent = (mediaType: string, description: string) => ({
+  description,
+  content: { [mediaType]: { schema: { type: 'string' } } },
+});
 
 /** The founding-period statistics in `_svc.community` (src/http/envelope.ts CommunityStats). */
 export const CommunityStatsSchema = Type.Object({

@@ -42,4 +42,4 @@ export const BrowseResponse = Type.Object({
   response_time_ms: Type.Integer(),
   fetched_at: IsoTime(),
   _svc: SvcEnvelopeSchema,
-});
+}, { description: 'The browse record: the page\'s title and text' });

@@ -34,7 +34,7 @@ export const FeedbackCreated = Type.Object({
   feedback_id: Type.String(),
   created_at: IsoTime(),
   _svc: SvcEnvelopeSchema,
-});
+}, { description: 'Recorded' });
 
 const SignalCounts = Type.Object({ total: Type.Integer(), helpful: Type.Integer(), unhelpful: Type.Integer(), wrong: Type.Integer() });
 
@@ -46,4 +46,4 @@ export const FeedbackStats = Type.Object({
   by_ref_type: Type.Object(Object.fromEntries(REF_TYPES.map((r) => [r, SignalCounts])) as Record<(typeof REF_TYPES)[number], typeof SignalCounts>),
   by_ref_type_window: Type.String({ description: 'last_30d' }),
   ...CapStandingFields,
-});
+}, { description: 'Your feedback counts and this month\'s cap' });

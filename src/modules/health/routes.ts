@@ -16,9 +16,9 @@ const HealthOk = Type.Object({
   status: Type.String({ description: 'ok' }),
   ...HealthFields,
   redis: Type.Optional(Type.String({ description: 'With REDIS_URL: ok or unavailable (svc still serves without it)' })),
-});
+}, { description: 'Serving: the database answered' });
 /** 503: the database did not answer; the shared error body's fields with the probe's own. */
-const HealthDegraded = Type.Object({ status: Type.String({ description: 'degraded' }), ...HealthFields, error_code: Type.String(), message: Type.String() });
+const HealthDegraded = Type.Object({ status: Type.String({ description: 'degraded' }), ...HealthFields, error_code: Type.String(), message: Type.String() }, { description: 'Degraded: the database did not answer (DATABASE_UNAVAILABLE)' });
 const VectorsBacklog = Type.Object({
   embeddings: Nullable(Type.Object({ model_id: Type.String(), dimensions: Type.Integer() }), { description: 'null: no embeddings configured' }),
   collections: Type.Array(Type.Object({
@@ -27,7 +27,7 @@ const VectorsBacklog = Type.Object({
   set_aside_items: Type.Array(Type.Object({
     collection: Type.String(), owner_id: Type.String(), item_id: Type.String(), refusals: Type.Integer(), retry_at: Nullable(IsoTime()),
   })),
-});
+}, { description: 'The embeddings model and the vector outbox: pending and set-aside items' });
 
 /**
  * GET /health: liveness plus a database round trip; 503 when the database does not answer. With

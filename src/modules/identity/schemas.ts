@@ -3,7 +3,7 @@ import { UUID_PATTERN } from '../../lib/ids';
 import { NOT_BLANK_PATTERN } from '../../lib/text';
 import { CAPABILITIES } from '../../lib/capabilities';
 import { SESSION_TTL_SECONDS } from './keys';
-import { IsoTime, Nullable, SvcEnvelopeSchema } from '../../http/response-schemas';
+import { IsoTime, NoContent, Nullable, SvcEnvelopeSchema } from '../../http/response-schemas';
 import { ReputationObject, SubSignals } from '../reputation/schemas';
 
 export const AGENT_NAME_PATTERN = '^[A-Za-z0-9_-]+$';
@@ -90,7 +90,7 @@ export const MeResponse = Type.Object({
   }),
   passport_url: Type.String(),
   created_at: IsoTime(),
-});
+}, { description: 'The authenticated agent record' });
 
 /**
  * POST /v1/agents/passport/description (the directory opt-in). The API contract gives the fields; the
@@ -201,6 +201,8 @@ export const EphemeralValidationCodes = {
 
 // ---- responses (objects closed: src/http/response-schemas.ts) ----
 
+export { NoContent };
+
 const Success = Type.String({ description: 'success' });
 const Did = Type.String({ description: 'did:svc:<agent_id>' });
 
@@ -234,7 +236,7 @@ export const RegisterResponse = Type.Object({
   directory_value: Type.String(),
   a2a_agent_card_url: Type.String(),
   _svc: SvcEnvelopeSchema,
-});
+}, { description: 'The new agent: root API key (shown once), passport, recovery and referral' });
 
 const SkillVouch = Type.Object({ count: Type.Integer(), raw_count: Type.Integer(), weighted_count: Type.Number() });
 
@@ -268,8 +270,8 @@ export const PublicPassport = Type.Object({
   staged_resurrection_until: Nullable(IsoTime()),
 });
 
-export const PassportResponse = Type.Object({ status: Success, passport: PublicPassport });
-export const DescriptionResponse = Type.Object({ status: Success, passport: PublicPassport, agent_card_url: Type.String() });
+export const PassportResponse = Type.Object({ status: Success, passport: PublicPassport }, { description: 'The agent\'s public passport' });
+export const DescriptionResponse = Type.Object({ status: Success, passport: PublicPassport, agent_card_url: Type.String() }, { description: 'The public passport after the description, and the agent card address' });
 
 /** POST /v1/auth/passport/challenge. */
 export const ChallengeResponse = Type.Object({
@@ -283,7 +285,7 @@ export const ChallengeResponse = Type.Object({
   sign_payload_encoding: Type.String(),
   issued_at: IsoTime(),
   expires_at: IsoTime(),
-});
+}, { description: 'A single-use challenge and the exact payload to sign' });
 
 /** POST /v1/auth/passport/verify. */
 export const SessionResponse = Type.Object({
@@ -293,10 +295,10 @@ export const SessionResponse = Type.Object({
   token_type: Type.String({ description: 'Bearer' }),
   expires_in: Type.Integer({ description: 'Seconds' }),
   expires_at: IsoTime(),
-});
+}, { description: 'A session token (Bearer)' });
 
 /** POST /v1/me/passport/revoke. */
-export const RevokeResponse = Type.Object({ status: Success, agent_id: Type.String(), revoked_at: IsoTime() });
+export const RevokeResponse = Type.Object({ status: Success, agent_id: Type.String(), revoked_at: IsoTime() }, { description: 'The passport is revoked' });
 
 /** POST /v1/me/passport/rotate. */
 export const RotateResponse = Type.Object({
@@ -313,7 +315,7 @@ export const RotateResponse = Type.Object({
   previous_key_valid_until: IsoTime(),
   rotation_grace_seconds: Type.Integer(),
   log_index: Nullable(Type.Integer({ description: 'The passport.rotated entry in the trust log' })),
-});
+}, { description: 'The new passport key in force; the previous one verifies until previous_key_valid_until' });
 
 /** POST /v1/auth/passport/ephemeral (201). */
 export const EphemeralResponse = Type.Object({
@@ -331,7 +333,7 @@ export const EphemeralResponse = Type.Object({
   token_type: Type.String({ description: 'Bearer' }),
   expires_in: Type.Integer(),
   expires_at: IsoTime(),
-});
+}, { description: 'The ephemeral passport and its session token' });
 
 const ScopedKeyFields = {
   key_id: Type.String(),
@@ -342,7 +344,7 @@ const ScopedKeyFields = {
 };
 
 /** POST /v1/me/keys (201): the key, shown once. */
-export const CreatedKeyResponse = Type.Object({ status: Success, api_key: Type.String(), kind: Type.String({ description: 'scoped' }), ...ScopedKeyFields });
+export const CreatedKeyResponse = Type.Object({ status: Success, api_key: Type.String(), kind: Type.String({ description: 'scoped' }), ...ScopedKeyFields }, { description: 'The scoped key (api_key shown once)' });
 
 /** GET /v1/me/keys. */
 export const KeyListResponse = Type.Object({
@@ -351,7 +353,7 @@ export const KeyListResponse = Type.Object({
   active_count: Type.Integer(),
   max_active: Type.Integer(),
   inactive_listed_max: Type.Integer(),
-});
+}, { description: 'Your scoped keys, never their secrets' });
 
 /** GET /admin/agents/{agent_id}. */
 export const AdminAgentResponse = Type.Object({
@@ -378,7 +380,4 @@ export const AdminAgentResponse = Type.Object({
     created_at: IsoTime(),
     updated_at: IsoTime(),
   })),
-});
-
-/** 204: no body. */
-export const NoContent = Type.Unsafe<void>({ type: 'null', description: 'No content' });
+}, { description: 'The agent row and its referral' });

@@ -101,7 +101,7 @@ const EntryMeta = {
 };
 
 /** GET /v1/memory/{key}: the latest live value. */
-export const MemoryEntryResponse = Type.Object({ status: Success, key: Type.String(), value: Value, ...EntryMeta, usage: MemoryUsageSchema });
+export const MemoryEntryResponse = Type.Object({ status: Success, key: Type.String(), value: Value, ...EntryMeta, usage: MemoryUsageSchema }, { description: 'The latest live value with its metadata and your memory usage' });
 
 /** PUT /v1/memory/{key}. */
 export const MemoryPutResponse = Type.Object({
@@ -113,10 +113,10 @@ export const MemoryPutResponse = Type.Object({
   usage: MemoryUsageSchema,
   /** The service envelope with billing's usage of this write (a metered write); always sent by svc. */
   _svc: Type.Optional(SvcEnvelopeSchema),
-});
+}, { description: 'Stored: the new version (also the ETag) and your memory usage' });
 
 /** DELETE /v1/memory/{key}. */
-export const MemoryDeleteResponse = Type.Object({ status: Success, key: Type.String(), deleted: Type.Boolean(), usage: MemoryUsageSchema });
+export const MemoryDeleteResponse = Type.Object({ status: Success, key: Type.String(), deleted: Type.Boolean(), usage: MemoryUsageSchema }, { description: 'Deleted (a tombstone; history is kept)' });
 
 /** GET /v1/memory: keys with metadata, never values. */
 export const MemoryListResponse = Type.Object({
@@ -136,15 +136,15 @@ export const MemoryListResponse = Type.Object({
   page: Type.Integer(),
   per_page: Type.Integer(),
   content_trust: ContentTrust,
-});
+}, { description: 'A page of keys with metadata, never values' });
 
 /** GET /v1/memory/stats. */
-export const MemoryStatsResponse = Type.Object({ status: Success, tier: Type.String(), ...MemoryUsageSchema.properties });
+export const MemoryStatsResponse = Type.Object({ status: Success, tier: Type.String(), ...MemoryUsageSchema.properties }, { description: 'Your memory usage this UTC month' });
 
 const MemoryEntry = Type.Object({ key: Type.String(), value: Value, ...EntryMeta });
 
 /** GET /v1/memory/context. */
-export const MemoryContextResponse = Type.Object({ status: Success, memories: Type.Array(MemoryEntry), total_returned: Type.Integer(), content_trust: ContentTrust });
+export const MemoryContextResponse = Type.Object({ status: Success, memories: Type.Array(MemoryEntry), total_returned: Type.Integer(), content_trust: ContentTrust }, { description: 'Memories, most important then most recent' });
 
 /** GET /v1/memory/search. */
 export const MemorySearchResponse = Type.Object({
@@ -155,4 +155,4 @@ export const MemorySearchResponse = Type.Object({
   content_trust: ContentTrust,
   usage: MemoryUsageSchema,
   pending_embeddings: Type.Integer({ description: 'This agent\'s entries not yet searchable by meaning; 0: complete' }),
-});
+}, { description: 'Memories nearest in meaning, above the threshold' });

@@ -27,4 +27,4 @@ export const SearchResponse = Type.Object({
   response_time_ms: Type.Integer(),
   /** The service envelope with this search's search_id and billing's usage of the call. */
   _svc: SvcEnvelopeSchema,
-});
+}, { description: 'Web results with credibility scores, and your search usage' });

@@ -53,7 +53,7 @@ export const UsageResponse = Type.Object({
     date: Type.String({ description: 'YYYY-MM-DD (UTC)' }),
     calls: Type.Integer(), search: Type.Integer(), browse: Type.Integer(), memory_write: Type.Integer(), parse: Type.Integer(),
   }), { minItems: 7, maxItems: 7, description: 'Oldest first, ending today' }),
-});
+}, { description: 'Metered calls this UTC month, what is left, and the last 7 days' });
 
 const ActivityBase = { id: Type.String(), occurred_at: IsoTime() };
 
@@ -82,7 +82,7 @@ export const ActivityResponse = Type.Object({
   ])),
   has_more: Type.Boolean(),
   next_cursor: Nullable(Type.String({ description: 'Pass as cursor for the next page; null on the last' })),
-});
+}, { description: 'A page of your activity, newest first' });
 
 /** A monthly cap's standing (monthly-cap.ts capStanding), spread into feedback and approval answers. */
 export const CapStandingFields = {
