@@ -1,0 +1,115 @@
+/**
+ * How exact the vector index's first pass is: top-k overlap of VectorIndex.query (sqlite-vec on
+ * SQLite: nearest candidates by Hamming distance over sign bits, re-ranked by exact cosine) with an
+ * exact cosine scan, at N vectors of one owner:
+ *
+ *   npx tsx bench/retrieval/vector-exactness.ts        (N=100000, K=20; QUERIES=<n>)
+ *
+ * Vectors: 100,000 model embeddings take too long to compute here, so they are made from real ones.
+ * The local model embeds BASE texts (sentence windows of the judged collection of corpus.ts, as
+ * blob chunks are embedded); each stored vector is normalise(e_i + 0.6·e_j + g), e_i and e_j two
+ * of those embeddings drawn at random and g Gaussian noise (σ 0.03 per dimension, |g| ≈ 0.68):
+ * vectors in the region real embeddings occupy, with their skewed per-dimension signs, without
+ * near-duplicate clusters. A second set is random unit vectors (no structure at all). Queries are
+ * the model's embeddings of the collection's questions. Vectors are written the way svc writes
+ * them (VectorIndex.upsert: vector_items plus the accelerator's mirror).
+ *
+ * Reports per set: mean and worst overlap of the top K with the exact top K, at limit K (what the
+ * first pass fetches for K results) and at the limit memory search asks for (100), query p50.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config';
+import { openDatabase } from '../../src/infra/db/database';
+import { migrateToLatest } from '../../src/infra/db/migrate';
+import { createEmbedder, sentenceWindows, textForEmbedding } from '../../src/infra/embeddings';
+import { createVectorIndex, loadVectorExtension } from '../../src/infra/vectors';
+import { topK } from '../../src/infra/vectors/items';
+import { systemClock } from '../../src/lib/clock';
+import { buildCorpus } from './corpus';
+import { pct } from './measure';
+
+const N = Number(process.env.N ?? 100_000);
+const K = Number(process.env.K ?? 20);
+const BASE = Number(process.env.BASE ?? 2000);
+const QUERIES = Number(process.env.QUERIES ?? 200);
+
+function rng(seed: number) {
+  let x = seed >>> 0;
+  return () => {
+    x = (x + 0x6d2b79f5) >>> 0;
+    let t = x;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const r = rng(7);
+const gauss = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
+const unit = (v: Float32Array) => {
+  let n = 0;
+  for (const x of v) n += x * x;
+  n = Math.sqrt(n) || 1;
+  for (let i = 0; i < v.length; i++) v[i]! /= n;
+  return v;
+};
+
+async function main() {
+  const config = loadConfig({ SVC_EMBEDDINGS: 'local', LOG_LEVEL: 'silent' });
+  const embedder = createEmbedder({ ...config.vectors, embeddingsThreads: 2 })!;
+  const { docs, queries } = buildCorpus(2000);
+  const texts = docs.flatMap((d) => sentenceWindows(textForEmbedding(d.key, d.value, 20_000), 25)).slice(0, BASE);
+  const t0 = performance.now();
+  const base: Float32Array[] = [];
+  for (let i = 0; i < texts.length; i += 64) base.push(...await embedder.embed(texts.slice(i, i + 64)));
+  const qs = await embedder.embed(queries.slice(0, QUERIES).map((q) => q.q));
+  console.error(`embedded ${base.length} texts and ${qs.length} questions in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  const dims = base[0]!.length;
+  await embedder.close();
+
+  const sets: [string, () => Float32Array][] = [
+    ['embedding mixtures', () => {
+      const a = base[Math.floor(r() * base.length)]!;
+      const b = base[Math.floor(r() * base.length)]!;
+      return unit(Float32Array.from(a, (x, d) => x + 0.6 * b[d]! + 0.03 * gauss()));
+    }],
+    ['random unit vectors', () => unit(Float32Array.from({ length: dims }, gauss))],
+  ];
+  for (const [name, make] of sets) {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-vec-'));
+    const h = openDatabase({ databaseUrl: undefined, dataDir: dir, poolMax: 1 });
+    try {
+      const loadError = loadVectorExtension(h);
+      if (loadError) throw new Error(loadError);
+      await migrateToLatest(h.db);
+      const index = await createVectorIndex(h, systemClock);
+      const all: { itemId: string; vector: Float32Array }[] = [];
+      const w0 = performance.now();
+      for (let i = 0; i < N; i += 1000) {
+        const batch = Array.from({ length: Math.min(1000, N - i) }, (_, j) => ({ itemId: `m${i + j}`, vector: make() }));
+        all.push(...batch);
+        await index.upsert(batch.map((b) => ({ collection: 'memory', ownerId: 'agent', itemId: b.itemId, itemVersion: 1, modelId: 'bench', vector: b.vector })));
+      }
+      console.error(`${name}: wrote ${N} vectors (${index.kind}) in ${((performance.now() - w0) / 1000).toFixed(0)} s`);
+      for (const limit of [K, 100]) {
+        const overlaps: number[] = [];
+        const times: number[] = [];
+        for (const q of qs) {
+          const exact = new Set(topK(q, all, K).map((x) => x.itemId));
+          const started = performance.now();
+          const got = await index.query({ collection: 'memory', ownerId: 'agent', modelId: 'bench', vector: q, limit });
+          times.push(performance.now() - started);
+          overlaps.push(got.slice(0, K).filter((x) => exact.has(x.itemId)).length / K);
+        }
+        const mean = overlaps.reduce((a, b) => a + b, 0) / overlaps.length;
+        console.log(`${name}, ${N} vectors of one owner, query limit ${limit}: top-${K} overlap with an exact scan mean ${(100 * mean).toFixed(2)} %, worst ${(100 * Math.min(...overlaps)).toFixed(0)} %, queries with all ${K}: ${(100 * overlaps.filter((o) => o === 1).length / overlaps.length).toFixed(1)} %; query p50 ${pct(times, 0.5).toFixed(1)} ms, p95 ${pct(times, 0.95).toFixed(1)} ms`);
+      }
+    } finally {
+      await h.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+void main();
