@@ -19,6 +19,7 @@ mkdirSync(outDir, { recursive: true });
 // Response schema mismatches of this run (src/http/response-validation.ts append them).
 const mismatches = `${outDir}/response-schema-mismatches.ndjson`;
 rmSync(mismatches, { force: true });
+rmSync(`${outDir}/response-statuses-undeclared.ndjson`, { force: true });
 
 const pgServer = process.env.SVC_CI_PG_URL;
 const projects = [

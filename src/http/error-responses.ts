@@ -12,15 +12,19 @@ import type { RouteInfo } from '../modules/discovery/route-table';
 import { ErrorBody } from './response-schemas';
 
 /** The error statuses a route can answer because of its configuration. */
-export function configuredErrorStatuses(opts: Pick<RouteOptions, 'schema' | 'config'>): number[] {
+export function configuredErrorStatuses(opts: Pick<RouteOptions, 'schema' | 'config' | 'method'>): number[] {
   const schema = (opts.schema ?? {}) as Record<string, any>;
   const config = (opts.config ?? {}) as Record<string, any>;
-  const info = {
-    auth: config.auth ?? 'key', scope: config.scope, bearer: config.bearer,
-    params: schema.params, querystring: schema.querystring, body: schema.body,
-    validationCodes: config.validationCodes ?? {}, errors: config.errors ?? {},
-  } as RouteInfo;
-  return [...errorCodesOf(info).keys()].sort((a, b) => a - b);
+  const statuses = new Set<number>();
+  for (const method of [opts.method].flat()) {
+    const info = {
+      method: String(method).toUpperCase(), auth: config.auth ?? 'key', scope: config.scope, bearer: config.bearer,
+      params: schema.params, querystring: schema.querystring, body: schema.body, consumes: schema.consumes,
+      validationCodes: config.validationCodes ?? {}, errors: config.errors ?? {},
+    } as RouteInfo;
+    for (const status of errorCodesOf(info).keys()) statuses.add(status);
+  }
+  return [...statuses].sort((a, b) => a - b);
 }
 
 /** A route as registered: what the response schema test reads. */

@@ -11,10 +11,12 @@ const Thing = Type.Object({ id: Type.String(), at: IsoTime(), note: Nullable(Typ
 
 let app: FastifyInstance;
 // Not the suite's report: these mismatches are made on purpose.
-const report = join(mkdtempSync(join(tmpdir(), 'svc-rv-')), 'mismatches.ndjson');
+const dir = mkdtempSync(join(tmpdir(), 'svc-rv-'));
+const report = join(dir, 'mismatches.ndjson');
+const undeclaredReport = join(dir, 'undeclared.ndjson');
 beforeAll(async () => {
   app = Fastify();
-  await installResponseValidation(app, { report });
+  await installResponseValidation(app, { report, undeclaredReport });
   const ok = { id: 'a', at: new Date('2026-01-01T00:00:00Z'), note: null };
   app.get('/ok', { schema: { response: { 200: Thing } } }, async () => ok);
   app.get('/extra', { schema: { response: { 200: Thing } } }, async () => ({ ...ok, secret: 'x' }));
@@ -89,8 +91,11 @@ describe('response schema checks (test mode)', () => {
     expect(r.body.problem).toContain('error_code');
   });
 
-  test('a status with no declared schema is not checked here', async () => {
+  test('a status with no declared schema is not checked here, but listed as undeclared (once)', async () => {
     expect(await get('/undeclared-status')).toEqual({ status: 202, body: { whatever: true } });
+    expect(await get('/undeclared-status')).toEqual({ status: 202, body: { whatever: true } });
+    const lines = readFileSync(undeclaredReport, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.filter((l) => l.route === 'GET /undeclared-status')).toEqual([expect.objectContaining({ status: 202 })]);
   });
 
   test('JSON a handler sends as text is parsed and checked', async () => {

@@ -19,7 +19,8 @@
  *   the validator's message, so the test that caused it fails and says why; it is also appended to
  *   .test-results/response-schema-mismatches.ndjson, so a whole-suite run lists every one.
  * - A status the route declares no schema for is not checked here; test/response-schemas.test.ts
- *   requires every JSON route to declare its success statuses.
+ *   requires every JSON route to declare its success statuses. Such a status (an error the route's
+ *   configuration does not name) is listed in .test-results/response-statuses-undeclared.ndjson.
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -29,6 +30,8 @@ type Schema = Record<string, any>;
 type Check = ((data: unknown) => boolean) & { errors?: { instancePath: string; message?: string; params?: Record<string, unknown> }[] | null };
 
 export const MISMATCH_REPORT = join('.test-results', 'response-schema-mismatches.ndjson');
+/** Statuses routes answered without declaring them (not failures: what the OpenAPI document does not show). */
+export const UNDECLARED_REPORT = join('.test-results', 'response-statuses-undeclared.ndjson');
 
 /** A copy of a schema with every object closed unless it says otherwise; `$id`s dropped (each copy compiles alone). */
 export function closedCopy(schema: unknown, inAllOf = false): unknown {
@@ -88,8 +91,9 @@ interface Mismatch { route: string; status: number; path: string; problem: strin
 const CHECKED = Symbol('svc.responseChecked');
 
 /** Installs the checks on every route registered after this (the app's and its plugins'). */
-export async function installResponseValidation(app: FastifyInstance, opts: { report?: string } = {}): Promise<void> {
+export async function installResponseValidation(app: FastifyInstance, opts: { report?: string; undeclaredReport?: string } = {}): Promise<void> {
   const report = opts.report ?? MISMATCH_REPORT;
+  const undeclaredReport = opts.undeclaredReport ?? UNDECLARED_REPORT;
   // Dev dependencies, loaded only when the checks are on.
   const { Ajv2020 } = await import('ajv/dist/2020.js');
   const addFormats = (await import('ajv-formats')).default as unknown as (ajv: unknown) => void;
@@ -124,6 +128,23 @@ export async function installResponseValidation(app: FastifyInstance, opts: { re
     };
   }
 
+  /**
+   * A status the route answered but does not declare (so the OpenAPI document does not show it):
+   * listed once per route and status in the undeclared report, not a failure.
+   */
+  const seen = new Set<string>();
+  function undeclared(request: FastifyRequest, status: number) {
+    const route = routeOf(request);
+    if (seen.has(`${route} ${status}`)) return;
+    seen.add(`${route} ${status}`);
+    try {
+      mkdirSync(dirname(undeclaredReport), { recursive: true });
+      appendFileSync(undeclaredReport, `${JSON.stringify({ route, status, test: testFile() })}\n`);
+    } catch {
+      /* a report only */
+    }
+  }
+
   /** The problem with a body against the route's schema for this status, if any. */
   function problemOf(schema: Schema, value: unknown): { path: string; problem: string } | undefined {
     const check = checkerOf(schema);
@@ -136,8 +157,12 @@ export async function installResponseValidation(app: FastifyInstance, opts: { re
   const preSerialization = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     (request as unknown as Record<symbol, boolean>)[CHECKED] = true;
     const status = reply.statusCode;
-    const schema = declaredSchema(request.routeOptions.schema?.response as Schema | undefined, status, mediaTypeOf(reply));
-    if (!schema) return payload;
+    const response = request.routeOptions.schema?.response as Schema | undefined;
+    const schema = declaredSchema(response, status, mediaTypeOf(reply));
+    if (!schema) {
+      if (request.routeOptions.url && !declaredEntry(response, status)) undeclared(request, status);
+      return payload;
+    }
     const p = problemOf(schema, JSON.parse(JSON.stringify(payload ?? null)));
     return p ? mismatch(request, reply, { route: routeOf(request), status, ...p }) : payload;
   };
@@ -152,7 +177,10 @@ export async function installResponseValidation(app: FastifyInstance, opts: { re
     if (config?.responseSchemaExempt) return payload;
     const response = request.routeOptions.schema?.response as Schema | undefined;
     // No schema for this status: not checked here (test/response-schemas.test.ts lists a route without one).
-    if (!declaredEntry(response, status)) return payload;
+    if (!declaredEntry(response, status)) {
+      undeclared(request, status);
+      return payload;
+    }
     const type = mediaTypeOf(reply);
     const route = routeOf(request);
     const schema = declaredSchema(response, status, type);

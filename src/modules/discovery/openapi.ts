@@ -41,6 +41,8 @@ const SECURITY: Record<AuthMode, Record<string, string[]>[]> = {
 type Codes = Map<number, Set<string>>;
 const add = (m: Codes, status: number, code: string) => (m.get(status) ?? m.set(status, new Set()).get(status)!).add(code);
 
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 /** The error responses a route can give, from its auth mode and schemas. */
 export function errorCodesOf(r: RouteInfo): Codes {
   const m: Codes = new Map();
@@ -49,12 +51,15 @@ export function errorCodesOf(r: RouteInfo): Codes {
   // A scoped key outside the route's scopes ('any' routes take every key; root routes refuse scoped keys first).
   if ((r.auth === 'key' && r.scope !== 'any') || (r.auth === 'optional' && r.scope !== undefined && r.scope !== 'any')) add(m, 403, 'SCOPE_NOT_GRANTED');
   if (r.auth === 'admin') { add(m, 401, 'INVALID_ADMIN_KEY'); add(m, 503, 'ADMIN_NOT_CONFIGURED'); }
-  if (r.params || r.querystring || r.body) add(m, 422, 'VALIDATION_FAILED');
+  // Every route: besides its schemas, the input guard refuses a NUL, a lone surrogate or a non-finite
+  // number in any path, query or body value, read or not (src/http/input-guard.ts).
+  add(m, 422, 'VALIDATION_FAILED');
   for (const v of Object.values(r.validationCodes)) add(m, v.status, v.code);
   for (const [status, codes] of Object.entries(r.errors)) for (const code of codes) add(m, Number(status), code);
   // A call that can be paid from credit is refused during a staged resurrection (custody: restrictions.ts).
   if (m.get(402)?.has('INSUFFICIENT_CREDITS')) add(m, 403, 'STAGED_RESURRECTION_RESTRICTED');
-  if (r.body) { add(m, 400, 'INVALID_JSON'); add(m, 413, 'PAYLOAD_TOO_LARGE'); add(m, 415, 'UNSUPPORTED_MEDIA_TYPE'); }
+  // A body sent to a method that carries one is parsed whether or not the route reads it.
+  if (r.body || r.consumes || BODY_METHODS.has(r.method)) { add(m, 400, 'INVALID_JSON'); add(m, 413, 'PAYLOAD_TOO_LARGE'); add(m, 415, 'UNSUPPORTED_MEDIA_TYPE'); }
   if (r.params) { add(m, 400, 'BAD_REQUEST'); add(m, 414, 'URI_TOO_LONG'); }
   add(m, 500, 'INTERNAL_ERROR');
   // On PostgreSQL, the server out of reach (docs/api.md); the memory routes name it MEMORY_LEDGER_UNAVAILABLE.
