@@ -134,6 +134,8 @@ export async function installResponseValidation(app: FastifyInstance, opts: { re
    */
   const seen = new Set<string>();
   function undeclared(request: FastifyRequest, status: number) {
+    // Not operations of the API: exempt routes (the reference page's assets), hidden ones (a CORS preflight).
+    if ((request.routeOptions.config as { responseSchemaExempt?: string }).responseSchemaExempt || (request.routeOptions.schema as { hide?: boolean } | undefined)?.hide) return;
     const route = routeOf(request);
     if (seen.has(`${route} ${status}`)) return;
     seen.add(`${route} ${status}`);
