@@ -88,6 +88,18 @@ describeOnce('GET /docs: the reference page, served from this instance', () => {
     }
   });
 
+  test('an asset it does not have is svc\'s 404; a cached asset is revalidated (304)', async () => {
+    const missing = await fetch(`${t.url}/docs/static/nope.js`);
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error_code: string }).error_code).toBe('ROUTE_NOT_FOUND');
+    const first = await fetch(`${t.url}/docs/static/swagger-ui.css`);
+    const etag = first.headers.get('etag');
+    expect(etag).toBeTruthy();
+    await first.arrayBuffer();
+    const again = await fetch(`${t.url}/docs/static/swagger-ui.css`, { headers: { 'if-none-match': etag! } });
+    expect([again.status, (await again.arrayBuffer()).byteLength]).toEqual([304, 0]);
+  });
+
   test('GET /docs and /docs/designs are operations of the document; the assets are not', async () => {
     const doc = (await t.request('GET', '/openapi.json')).body;
     expect(doc.paths['/docs'].get['x-svc-auth']).toBe('none');

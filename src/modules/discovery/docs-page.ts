@@ -4,14 +4,16 @@
  * package by this instance (no CDN, works offline); the page's Content-Security-Policy allows its
  * own origin only (and the API's base address, which "Try it out" calls). GET /docs/designs is the
  * short page on how svc decides what the API contract leaves open.
+ *
+ * The UI plugin and what it loads (@fastify/static and its file matching) stay out of start-up: it
+ * is registered on a small Fastify instance of its own, built on the first request to /docs, and the
+ * app's /docs routes answer with what that instance answers.
  */
-import type { FastifyInstance, RouteOptions } from 'fastify';
-import swaggerUi from '@fastify/swagger-ui';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { errorResponses } from '../../http/response-schemas';
+import { ApiError } from '../../http/errors';
 import { DESIGNS_PATH, DOCS_PATH, NOT_SHOWN_DESIGNS, type Design } from './designs';
-import { errorCodesOf } from './openapi';
-import type { RouteInfo } from './route-table';
 
 const HtmlPage = (description: string) => ({ description, content: { 'text/html': { schema: Type.String() } } });
 
@@ -46,60 +48,85 @@ design lives (a route, a schema); the same list is in the OpenAPI document as <c
 ${rows}</table></body></html>`;
 }
 
+/** Headers of the UI's answer passed on (the app's own hooks add the rest). */
+const PASSED_HEADERS = ['content-type', 'cache-control', 'etag', 'last-modified', 'location', 'accept-ranges'];
+
+/** The UI on an instance of its own: @fastify/swagger-ui over the app's document. */
+async function buildUi(app: FastifyInstance): Promise<FastifyInstance> {
+  const { default: swaggerUi } = await import('@fastify/swagger-ui');
+  const ui = Fastify({ logger: false });
+  // The app's document (built once, after every route is registered), as @fastify/swagger serves a given one.
+  await ui.register(swagger, { mode: 'static', specification: { document: app.swagger() as never } });
+  await ui.register(swaggerUi, {
+    routePrefix: DOCS_PATH,
+    theme: { title: 'svc API reference' },
+    // No validator badge: it would send the document to validator.swagger.io.
+    validatorUrl: false,
+    uiConfig: {
+      deepLinking: true,
+      docExpansion: 'none',
+      filter: true,
+      showExtensions: true,
+      showCommonExtensions: true,
+      displayRequestDuration: true,
+      defaultModelsExpandDepth: 0,
+      persistAuthorization: false,
+      tryItOutEnabled: false,
+      tagsSorter: 'alpha',
+      layout: 'BaseLayout',
+    },
+  });
+  await ui.ready();
+  return ui;
+}
+
 /**
- * Registers /docs (Swagger UI, its assets under /docs/static/) and /docs/designs. The UI's routes are
- * public; of them only the page itself is an operation of the document (the assets are hidden).
+ * Registers GET /docs (the page), GET /docs/* (its scripts, styles and the document it shows: hidden
+ * from the document and the route table) and GET /docs/designs.
  */
 export async function registerDocsPages(app: FastifyInstance, opts: { baseUrl: string }): Promise<void> {
   const csp = docsCsp(opts.baseUrl);
-  await app.register(async (scope) => {
-    // Runs for each route the UI plugin adds (after the route table's and @fastify/swagger's hooks,
-    // which read the options later, so what is set here is what they see).
-    scope.addHook('onRoute', (route: RouteOptions) => {
-      const config = (route.config ?? {}) as Record<string, unknown>;
-      if (config.auth !== undefined) return; // a route of this file, configured where it is declared
-      // A route of the UI plugin: public, its body the plugin's (HTML, scripts, styles, the document it shows).
-      route.config = { ...config, auth: 'none', responseSchemaExempt: 'the reference page\'s assets and the document it shows, served by @fastify/swagger-ui' };
-      // The error statuses the shared hook derived from the default auth mode, now from 'none'.
-      route.schema = { ...route.schema, response: errorResponses(...errorCodesOf({ auth: 'none', validationCodes: {}, errors: {} } as unknown as RouteInfo).keys()) };
-      if (route.url === DOCS_PATH && route.method === 'GET') {
-        route.config = {
-          ...route.config,
-          responseSchemaExempt: undefined,
-          // The page is an operation of the document, under its own path (Fastify later points the
-          // options at the trailing-slash twin /docs/, which @fastify/swagger would otherwise read).
-          swaggerTransform: ({ schema }) => ({ schema, url: DOCS_PATH }),
-        };
-        route.schema = {
-          ...route.schema, hide: false, tags: ['discovery'],
-          summary: 'API reference (HTML): every operation with its request and response schemas, examples, error codes and authentication',
-          response: { ...(route.schema.response as object), 200: HtmlPage('The reference page (Swagger UI; its scripts and styles are served from /docs/static/)') },
-        };
-      }
+  let ui: Promise<FastifyInstance> | undefined;
+  const uiOf = () => {
+    ui ??= buildUi(app).catch((e: unknown) => {
+      ui = undefined; // the next request tries again
+      throw e;
     });
+    return ui;
+  };
+  app.addHook('onClose', async () => {
+    if (ui) await (await ui.catch(() => undefined))?.close();
+  });
+
+  const forward = async (request: FastifyRequest, reply: FastifyReply) => {
+    const instance = await uiOf();
+    const conditional = Object.fromEntries((['if-none-match', 'if-modified-since'] as const)
+      .flatMap((h) => (typeof request.headers[h] === 'string' ? [[h, request.headers[h] as string]] : [])));
+    const res = await instance.inject({ method: 'GET', url: request.url, headers: conditional });
+    if (res.statusCode === 404) throw new ApiError(404, 'ROUTE_NOT_FOUND', `No route for GET ${request.url.split('?')[0]}`);
+    reply.code(res.statusCode);
+    for (const h of PASSED_HEADERS) if (res.headers[h] !== undefined) reply.header(h, res.headers[h]);
+    return reply.send(res.rawPayload);
+  };
+
+  await app.register(async (scope) => {
     scope.addHook('onSend', async (_request, reply) => {
       reply.header('content-security-policy', csp).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
     });
 
-    await scope.register(swaggerUi, {
-      routePrefix: DOCS_PATH,
-      theme: { title: 'svc API reference' },
-      // No validator badge: it would send the document to validator.swagger.io.
-      validatorUrl: false,
-      uiConfig: {
-        deepLinking: true,
-        docExpansion: 'none',
-        filter: true,
-        showExtensions: true,
-        showCommonExtensions: true,
-        displayRequestDuration: true,
-        defaultModelsExpandDepth: 0,
-        persistAuthorization: false,
-        tryItOutEnabled: false,
-        tagsSorter: 'alpha',
-        layout: 'BaseLayout',
+    scope.get(DOCS_PATH, {
+      schema: {
+        summary: 'API reference (HTML): every operation with its request and response schemas, examples, error codes and authentication',
+        tags: ['discovery'],
+        response: { 200: HtmlPage('The reference page (Swagger UI; its scripts and styles are served from /docs/static/)') },
       },
-    });
+      config: { auth: 'none' },
+    }, forward);
+
+    scope.get(`${DOCS_PATH}/*`, {
+      schema: { hide: true },
+      config: { auth: 'none', responseSchemaExempt: 'the reference page\'s scripts, styles and images, and the document it shows, as @fastify/swagger-ui serves them' },
+    }, forward);
 
     let designs: string | undefined;
     scope.get(DESIGNS_PATH, {
