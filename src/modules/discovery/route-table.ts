@@ -71,8 +71,8 @@ function infoOf(opts: RouteOptions, method: string, url: string): RouteInfo {
 /**
  * Installs the collecting hook; call before registering any module. A route's options are read when
  * the table is first asked, not when the route is added: a plugin's own onRoute hook runs after this
- * one and may still settle them (the reference page's routes get their auth mode and summary so).
- * A hidden route (`schema.hide`: the reference page's assets, a CORS preflight) is not an operation.
+ * one and may still settle them. A hidden route (`schema.hide`: the reference page's assets) is not
+ * an operation.
  */
 export function createRouteTable(app: FastifyInstance): RouteTable {
   const added: { opts: RouteOptions; method: string; url: string }[] = [];
