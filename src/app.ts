@@ -10,6 +10,7 @@ import { installSharedErrorResponses } from './http/error-responses';
 import { installSlowClientLimits } from './http/slow-clients';
 import { requestSerializer } from './http/log-redact';
 import { exactBodyValidators } from './http/validators';
+import { sharedSerializers } from './http/serializers';
 import { systemClock, type Clock } from './lib/clock';
 import { openDatabase, type DatabaseHandle } from './infra/db/database';
 import { migrateToLatest } from './infra/db/migrate';
@@ -113,7 +114,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { allErrors: false } },
-    schemaController: { compilersFactory: { buildValidator: exactBodyValidators() } },
+    schemaController: { compilersFactory: { buildValidator: exactBodyValidators(), buildSerializer: sharedSerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // ---- services (each module's service takes narrow dependencies) ----
