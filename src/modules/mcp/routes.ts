@@ -7,12 +7,23 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { ToolCatalog } from '../discovery/tool-defs';
 import { AcceptedSchema, JsonRpcErrorSchema, McpAnswerSchema } from '../discovery/schemas';
 import { ApiError, handleError, isJsonParseError } from '../../http/errors';
 import { errorResponses } from '../../http/response-schemas';
-import { createMcpServer } from './server';
+
+/**
+ * The MCP SDK (with zod and its HTTP server pieces) loaded on the first /mcp request: it is a large
+ * module graph (~25 MiB resident, part of start-up time) that a host whose agents call the REST API
+ * never needs.
+ */
+interface McpLibrary {
+  createMcpServer: typeof import('./server').createMcpServer;
+  StreamableHTTPServerTransport: typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js').StreamableHTTPServerTransport;
+}
+let library: Promise<McpLibrary> | undefined;
+const mcpLibrary = (): Promise<McpLibrary> => (library ??= Promise.all([import('./server'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')])
+  .then(([server, http]) => ({ createMcpServer: server.createMcpServer, StreamableHTTPServerTransport: http.StreamableHTTPServerTransport })));
 
 /**
  * The MCP transport's rule against DNS rebinding: a browser page may reach /mcp only from an origin
@@ -81,6 +92,7 @@ export const mcpRoutes = (deps: { root: FastifyInstance; catalog: ToolCatalog; a
       else void handleError(err, request, reply);
     },
   }, async (request, reply) => {
+    const { createMcpServer, StreamableHTTPServerTransport } = await mcpLibrary();
     const server = createMcpServer(deps.root, deps.catalog, request.headers.authorization, request.auth?.tools);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const origin = allowedOrigin(request);
