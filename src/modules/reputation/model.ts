@@ -5,7 +5,11 @@
  * 90 days for the per-category sub-signals. Projections keep decayed sums (so a read never scans
  * the events) and this file turns them into the figures a reader sees.
  */
-import betaQuantile from '@stdlib/stats-base-dists-beta-quantile';
+import type betaQuantileFn from '@stdlib/stats-base-dists-beta-quantile';
+import { lazyModule } from '../../lib/lazy-module';
+
+/** @stdlib's Beta quantile, loaded with the first interval computed (about a hundred small modules). */
+const betaQuantile = lazyModule<typeof betaQuantileFn>('@stdlib/stats-base-dists-beta-quantile');
 import { DAY_MS } from '../../lib/utc';
 import { isElevated } from '../trust/levels';
 
@@ -75,7 +79,7 @@ export function betaSummary(alpha: number, beta: number) {
   return {
     score: alpha / n,
     variance: (alpha * beta) / (n * n * (n + 1)),
-    confidence_interval: [betaQuantile(0.025, alpha, beta), betaQuantile(0.975, alpha, beta)] as [number, number],
+    confidence_interval: [betaQuantile()(0.025, alpha, beta), betaQuantile()(0.975, alpha, beta)] as [number, number],
   };
 }
 
