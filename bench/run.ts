@@ -74,7 +74,7 @@ const SHORT: Record<string, Short> = {
     compares: 'time from spawning `node --import tsx src/main.ts` to the first `/health` 200 and idle RSS, empty directory and 100,000 memories, beside a bare Fastify app started the same way',
     target: '< 3 s; idle RSS < 200 MiB',
     env: { MEMORIES: '10000', ROUNDS: '3' },
-    figure: (o) => [...o.matchAll(/^\| ([^|]+?) \| ([\d.]+ s) \| [^|]+ \| ([^|]+?) \| (\d+ MiB) \|$/gm)].map((m) => `${m[1]}: ${m[2]} (${m[3]} a bare app), ${m[4]}`).join('; ') || '?',
+    figure: (o) => [...o.matchAll(/^\| ([^|]+?) \| ([\d.]+ s) \| [^|]+ \| ([^|]+?) \| (\d+ MiB) \|.*$/gm)].map((m) => `${m[1]}: ${m[2]} (${m[3]} a bare app), ${m[4]}`).join('; ') || '?',
   },
   'stake-search': {
     compares: 'cached paid `GET /v1/search` by an agent holding a stake vs one without (req/s, median of rotated rounds)',

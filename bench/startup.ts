@@ -104,9 +104,9 @@ async function seed(count: number): Promise<string> {
 
 const empty = mkdtempSync(join(tmpdir(), 'svc-startup-empty-'));
 const seeded = MEMORIES > 0 ? await seed(MEMORIES) : undefined;
-const rows: { name: string; ms: number[]; rss: number[]; base: number[] }[] = [
-  { name: 'empty data directory', ms: [], rss: [], base: [] },
-  ...(seeded ? [{ name: `${MEMORIES.toLocaleString('en')} memories`, ms: [], rss: [], base: [] }] : []),
+const rows: { name: string; ms: number[]; rss: number[]; base: number[]; baseRss: number[] }[] = [
+  { name: 'empty data directory', ms: [], rss: [], base: [], baseRss: [] },
+  ...(seeded ? [{ name: `${MEMORIES.toLocaleString('en')} memories`, ms: [], rss: [], base: [], baseRss: [] }] : []),
 ];
 const loads: number[] = [];
 try {
@@ -119,6 +119,7 @@ try {
       row.ms.push(s.ms);
       row.rss.push(s.rss);
       row.base.push(base.ms);
+      row.baseRss.push(base.rss);
       loads.push(loadavg()[0]!);
       log(`round ${r + 1} ${row.name}: ${s.ms.toFixed(0)} ms (bare ${base.ms.toFixed(0)} ms), RSS ${s.rss.toFixed(0)} MiB`);
     }
@@ -129,10 +130,10 @@ try {
 }
 
 console.log(`\nstart-up (median of ${ROUNDS} rounds; load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)} on ${process.env.NPROC ?? 'this'} machine)`);
-console.log('| data | first /health 200 | bare Fastify via tsx | svc ÷ bare | idle RSS |');
-console.log('|---|---|---|---|---|');
+console.log('| data | first /health 200 | bare Fastify via tsx | svc ÷ bare | idle RSS | bare app\'s RSS |');
+console.log('|---|---|---|---|---|---|');
 for (const row of rows) {
   const ms = median(row.ms);
   const base = median(row.base);
-  console.log(`| ${row.name} | ${(ms / 1000).toFixed(2)} s | ${(base / 1000).toFixed(2)} s | ${(ms / base).toFixed(2)}× | ${median(row.rss).toFixed(0)} MiB |`);
+  console.log(`| ${row.name} | ${(ms / 1000).toFixed(2)} s | ${(base / 1000).toFixed(2)} s | ${(ms / base).toFixed(2)}× | ${median(row.rss).toFixed(0)} MiB | ${median(row.baseRss).toFixed(0)} MiB |`);
 }
