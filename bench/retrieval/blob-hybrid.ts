@@ -75,7 +75,7 @@ async function main() {
     const deps = { db, embedder, index: await createVectorIndex(s.svc.database, systemClock), lexical: createLexicalIndex(s.svc.database) };
     const inProcess: [string, RetrievalMode, HybridOptions][] = [
       ['svc lexical half', 'lexical', {}], ['svc vector half', 'vector', {}],
-      ['noisy OR, lexical weight 0.4', 'hybrid', { lexicalWeight: 0.4 }], ['noisy OR, lexical weight 0.8', 'hybrid', { lexicalWeight: 0.8 }],
+      ['noisy OR, lexical weight 0.4', 'hybrid', { lexicalWeight: 0.4 }], ['noisy OR, lexical weight 0.6', 'hybrid', { lexicalWeight: 0.6 }],
       ['reciprocal rank fusion (k 60)', 'hybrid', { fusion: 'rrf' }],
     ];
     const modes = ['plain BM25', 'svc hybrid (route)', ...inProcess.map(([m]) => m)];

@@ -46,9 +46,9 @@ async function main() {
     const lexical = createLexicalIndex(s.svc.database);
     const vectors = await createVectorIndex(s.svc.database, systemClock);
     const embedder = createEmbedder({ ...s.config.vectors, embeddingsThreads: 1 })!;
-    // The same candidates fused otherwise, in process (the route's ranking is the noisy OR, weight 0.6).
+    // The same candidates fused otherwise, in process (the route's ranking is the noisy OR, weight 0.8).
     const fusions: [string, HybridOptions][] = [
-      ['noisy OR, lexical weight 0.4', { lexicalWeight: 0.4 }], ['noisy OR, lexical weight 0.8', { lexicalWeight: 0.8 }],
+      ['noisy OR, lexical weight 0.4', { lexicalWeight: 0.4 }], ['noisy OR, lexical weight 0.6', { lexicalWeight: 0.6 }],
       ['reciprocal rank fusion (k 60)', { fusion: 'rrf' }],
     ];
     const modes = ['bm25', 'lexical', 'vector', 'hybrid', ...fusions.map(([m]) => m)];
