@@ -15,7 +15,7 @@
 import { createRequire } from 'node:module';
 import type { Worker } from 'node:worker_threads';
 import { spawnTsWorker } from '../../lib/worker';
-import { EmbeddingError, type EmbedOptions, type Embedder } from './types';
+import { EmbeddingError, type EmbedOptions, type Embedder, type EmbedderWarmth } from './types';
 
 const DIM = 512;
 /** Characters of one text given to the model; see local-worker.ts. */
@@ -76,6 +76,8 @@ export class LocalEmbedder implements Embedder {
   readonly dimensions = DIM;
   readonly chunkWords = LOCAL_CHUNK_WORDS;
   private worker?: Worker;
+  /** The thread that has answered a batch: its model is loaded. */
+  private answered?: Worker;
   private queue: Job[] = [];
   /** Parts of a merged batch the model threw on, each sent again alone before the queue moves on. */
   private alone: Slice[] = [];
@@ -105,6 +107,11 @@ export class LocalEmbedder implements Embedder {
     let n = this.inFlight ? this.inFlight.slices.reduce((a, x) => a + x.count, 0) : 0;
     for (const j of this.queue) n += j.texts.length - j.sent;
     return n;
+  }
+
+  warmth(): EmbedderWarmth {
+    if (!this.worker) return 'cold';
+    return this.answered === this.worker ? 'ready' : 'loading';
   }
 
   /** Counters for logs, metrics and tests. */
@@ -194,6 +201,7 @@ export class LocalEmbedder implements Embedder {
       this.fail(new EmbeddingError(`local embedding model failed to load: ${msg.message}`, 'model_load_failed'));
       return;
     }
+    this.answered = w;
     const batch = this.inFlight;
     if (!batch || msg.id !== batch.id) return;
     clearTimeout(batch.timer);
@@ -277,6 +285,12 @@ export class LocalEmbedderPool implements Embedder {
     this.next++;
     for (const lane of this.lanes) if (lane.load() < best.load()) best = lane;
     return best.embed(texts, opts);
+  }
+
+  /** Ready when a thread is; loading while one starts; cold before the first text. */
+  warmth(): EmbedderWarmth {
+    const all = this.lanes.map((l) => l.warmth());
+    return all.includes('ready') ? 'ready' : all.includes('loading') ? 'loading' : 'cold';
   }
 
   stats() {

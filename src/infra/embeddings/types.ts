@@ -12,7 +12,14 @@ export interface Embedder {
   embed(texts: string[], opts?: EmbedOptions): Promise<Float32Array[]>;
   /** Releases the worker thread / connections. Pending calls are rejected. */
   close(): Promise<void>;
+  /**
+   * A model run in this process: `cold` (not loaded: it loads on the first text to embed), `loading`
+   * (its thread is starting and reading the weights), `ready`. Absent for a remote embedder.
+   */
+  warmth?(): EmbedderWarmth;
 }
+
+export type EmbedderWarmth = 'cold' | 'loading' | 'ready';
 
 export interface EmbedOptions {
   /**

@@ -16,6 +16,12 @@ const HealthOk = Type.Object({
   status: Type.String({ description: 'ok' }),
   ...HealthFields,
   redis: Type.Optional(Type.String({ description: 'With REDIS_URL: ok or unavailable (svc still serves without it)' })),
+  embeddings: Type.String({
+    description: 'The embedding model: none (no embeddings configured), remote (an embeddings server), or a model run in this process: cold (loads with the first text to embed), loading, ready',
+  }),
+  warming: Type.Array(Type.String(), {
+    description: 'Components loading in the background right now (e.g. embeddings); svc answers meanwhile, and a search made before they are ready finds by words (pending_embeddings says what is not yet searchable by meaning)',
+  }),
 }, { description: 'Serving: the database answered' });
 /** 503: the database did not answer; the shared error body's fields with the probe's own. */
 const HealthDegraded = Type.Object({ status: Type.String({ description: 'degraded' }), ...HealthFields, error_code: Type.String(), message: Type.String() }, { description: 'Degraded: the database did not answer (DATABASE_UNAVAILABLE)' });
@@ -30,7 +36,10 @@ const VectorsBacklog = Type.Object({
 }, { description: 'The embeddings model and the vector outbox: pending and set-aside items' });
 
 /**
- * GET /health: liveness plus a database round trip; 503 when the database does not answer. With
+ * GET /health: liveness plus a database round trip; 503 when the database does not answer. It says
+ * whether the embedding model is loaded (`embeddings`: cold until the first text to embed, then
+ * loading, then ready) and lists what is warming up (`warming`): svc answers before the model is
+ * loaded, so start-up does not wait for it. With
  * REDIS_URL set, `redis` says whether it is connected: without it svc still serves (rate limits let
  * requests through, the search cache misses), so the status stays ok and the field tells the operator.
  *
@@ -49,7 +58,12 @@ export const healthRoutes = (deps: {
     try {
       await sql`select 1`.execute(deps.db);
       const redis = deps.redis?.();
-      return { status: 'ok', version: SVC_VERSION, database: deps.engine, ...(redis && redis !== 'in-process' ? { redis } : {}) };
+      const embedder = deps.vectors.embedder;
+      const embeddings = !embedder ? 'none' : embedder.warmth?.() ?? 'remote';
+      return {
+        status: 'ok', version: SVC_VERSION, database: deps.engine, ...(redis && redis !== 'in-process' ? { redis } : {}),
+        embeddings, warming: embeddings === 'loading' ? ['embeddings'] : [],
+      };
     } catch {
       return reply.code(503).send({ status: 'degraded', version: SVC_VERSION, database: deps.engine, error_code: 'DATABASE_UNAVAILABLE', message: 'The database did not answer' });
     }
