@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { IsoTime, Nullable, SvcEnvelopeSchema } from '../../http/response-schemas';
 import { UsageSnapshotSchema } from '../billing/schemas';
+import { SearchUsageSchema } from '../usage/schemas';
 import { BLOB_ID_PATTERN } from '../blobs/ids';
 import { BLOB_SEARCH_DEFAULTS } from './search';
 
@@ -125,17 +126,6 @@ export const DeliveriesResponse = Type.Object({
 }, { description: 'Callback delivery attempts' });
 
 export const ReplayResponse = Type.Object({ status: Success, parse_id: Type.String(), delivery: DeliverySchema }, { description: 'The replay\'s delivery attempt' });
-
-/** The top-level `usage` of a search response (the usage module's SearchUsage), as web search has it. */
-export const SearchUsageSchema = Type.Object({
-  calls_total: Type.Integer(),
-  calls_remaining: Nullable(Type.Integer({ description: 'null on credit-metered accounts' })),
-  over_limit: Type.Boolean(),
-  upgrade_url: Type.String(),
-  search_quota_period: Type.Union([Type.Literal('trial_credits'), Type.Literal('monthly')]),
-  search_calls_limit: Nullable(Type.Integer()),
-  search_overage_rate_per_call: Nullable(Type.String()),
-});
 
 export const BlobSearchHit = Type.Object({
   title: Type.String({ description: 'File name (or blob_id) and where in it' }),
