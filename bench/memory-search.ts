@@ -110,7 +110,7 @@ try {
   }
   log(`background indexing of ${items.length} memories took ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   log(`quality, ${items.length} memories, limit 20:`, fmt(await quality(big.apiKey)));
-  // limit 5 asks the binary prefilter for fewer candidates (100 instead of 400): recall@5 as agents get it by default.
+  // limit 5: recall@5 as agents get it by default.
   log(`quality, ${items.length} memories, limit 5:`, fmt(await quality(big.apiKey, 5)));
 
   // 3. Latency of the full search (HTTP, query embedding included), limit 5, sequential.
