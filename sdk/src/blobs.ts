@@ -9,12 +9,13 @@ import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ok, str, SvcError, SvcProtocolError, type JsonBody, type Known, type SvcClient } from './client';
+import { ok, SvcError, SvcProtocolError, type JsonBody, type SvcClient } from './client';
 
 /** Bytes done and the total (undefined when unknown). */
 export type Progress = (done: number, total: number | undefined) => void;
 
-export type UploadedBlob = Known<JsonBody<'/v1/blobs', 'put', 201>> & { blob_id: string; created: boolean };
+/** svc's answer to the upload, and whether the blob is new (201) or the agent already had these bytes (200). */
+export type UploadedBlob = JsonBody<'/v1/blobs', 'put', 201> & { created: boolean };
 
 export interface UploadInput {
   /** A file to upload (streamed). */
@@ -83,7 +84,7 @@ export async function uploadBlob(client: SvcClient, input: UploadInput): Promise
     signal: input.signal,
   });
   const blob = await ok(res);
-  return { ...(blob as object), blob_id: str(blob, 'blob_id', 'the upload answer'), created: res.response.status === 201 } as UploadedBlob;
+  return { ...blob, created: res.response.status === 201 };
 }
 
 export interface DownloadedBlob {

@@ -7,10 +7,10 @@ import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { createSvcClient, isRecord, ok, SDK_VERSION, SvcError, type SvcClient } from './client';
+import { createSvcClient, ok, SDK_VERSION, SvcError, type JsonBody, type SvcClient } from './client';
 import { generatePassportKeys, passportSession } from './passport';
 import { parseBlob, type ParseRecord } from './parse';
-import { blobs as blobPages, collect, directory, directoryPages, memoryKeys } from './pages';
+import { blobs as blobPages, collect, directory, directoryPages, memoryKeys, type BlobItem, type DirectoryAgent, type DirectoryPage, type MemoryKeyItem } from './pages';
 import { downloadBlob, safeFilename, uploadBlob } from './blobs';
 import { resolveConfig, writeConfigFile, writeSecretFile, type ConfigFile, type Resolved, CONFIG_FIELDS } from './cli/config';
 import { CliError, EXIT, exitCodeOf, messageOf } from './cli/exit';
@@ -99,6 +99,9 @@ export function memoryValue(text: string, asString: boolean): unknown {
   }
 }
 
+/** Table columns: [header, field or getter]. */
+type Columns<T> = Array<[string, keyof T | ((item: T) => unknown)]>;
+
 const quoteEtag = (v: string) => (v === '*' || v.startsWith('"') || v.startsWith('W/') ? v : `"${v}"`);
 
 export function buildProgram(io: Io): Command {
@@ -142,25 +145,23 @@ configured, 4 refused by svc (4xx), 5 authentication or permission (401/403), 6 
       const keysDir = join(conf.configPath, '..', 'keys');
       const pending = join(keysDir, `pending-${randomBytes(6).toString('hex')}.pem`);
       writeSecretFile(pending, keys.privateKeyPem);
-      let body: unknown;
+      let reg: JsonBody<'/v1/register', 'post', 201>;
       try {
-        body = await ok(ctx.anonymous().POST('/v1/register', {
+        reg = await ok(ctx.anonymous().POST('/v1/register', {
           body: { agent_name: agentName, owner_identifier: o.owner, agree_to_terms: true, passport_public_key: keys.publicKeyPem, registration_source: 'svc-cli' },
         }));
       } catch (e) {
         rmSync(pending, { force: true });
         throw e;
       }
-      const reg = isRecord(body) ? body : {};
-      const agentId = String(reg.agent_id);
+      const agentId = reg.agent_id;
       const keyFile = join(keysDir, `${agentId}.pem`);
       renameSync(pending, keyFile);
-      const next: ConfigFile = { ...conf.file, url: conf.url, api_key: String(reg.api_key), agent_id: agentId, agent_name: String(reg.agent_name), passport_key_file: join('keys', `${agentId}.pem`) };
+      const next: ConfigFile = { ...conf.file, url: conf.url, api_key: reg.api_key, agent_id: agentId, agent_name: reg.agent_name, passport_key_file: join('keys', `${agentId}.pem`) };
       writeConfigFile(conf.configPath, next);
-      const passport = isRecord(reg.passport) ? reg.passport : {};
-      ctx.show(body, () => {
+      ctx.show(reg, () => {
         ctx.print.record({
-          agent_id: agentId, agent_name: reg.agent_name, did: passport.did, tier: reg.tier,
+          agent_id: agentId, agent_name: reg.agent_name, did: reg.passport.did, tier: reg.tier,
           api_key: `saved in ${conf.configPath}`, passport_key: `${keyFile} (private; never sent)`,
         });
         ctx.print.line(`Registered. Try: svc me, svc memory put greeting '"hello"', svc passport session`);
@@ -206,11 +207,7 @@ configured, 4 refused by svc (4xx), 5 authentication or permission (401/403), 6 
         params: { path: { key }, ...(o.ifMatch ? { header: { 'if-match': quoteEtag(o.ifMatch) } } : {}) },
         body,
       }));
-      ctx.show(res, () => {
-        const r = isRecord(res) ? res : {};
-        const usage = isRecord(r.usage) ? r.usage : {};
-        ctx.print.record({ key: r.key, version: r.version, expires_at: r.expires_at, ops_remaining: usage.ops_remaining });
-      });
+      ctx.show(res, () => ctx.print.record({ key: res.key, version: res.version, expires_at: res.expires_at, ops_remaining: res.usage.ops_remaining }));
     }));
   memory.command('get')
     .description('read the latest value of a key')
@@ -218,9 +215,8 @@ configured, 4 refused by svc (4xx), 5 authentication or permission (401/403), 6 
     .option('--value', 'print only the value, as JSON')
     .action(run(async (ctx, key: string, o: { value?: boolean }) => {
       const res = await ok(ctx.client().GET('/v1/memory/{key}', { params: { path: { key } } }));
-      const r = isRecord(res) ? res : {};
-      if (o.value) return ctx.print.printJson(r.value);
-      ctx.show(res, () => ctx.print.record({ ...r, value: JSON.stringify(r.value, null, 2) }, { omit: ['status', 'usage'] }));
+      if (o.value) return ctx.print.printJson(res.value);
+      ctx.show(res, () => ctx.print.record({ ...res, value: JSON.stringify(res.value, null, 2) }, { omit: ['status', 'usage'] }));
     }));
   memory.command('list')
     .description('list keys (metadata only, never values)')
@@ -231,13 +227,13 @@ configured, 4 refused by svc (4xx), 5 authentication or permission (401/403), 6 
     .option('--all', 'every key, page after page')
     .action(run(async (ctx, o: { prefix?: string; importance?: Importance; page?: number; perPage?: number; all?: boolean }) => {
       const query = { ...(o.prefix !== undefined ? { prefix: o.prefix } : {}), ...(o.importance ? { importance: o.importance } : {}), ...(o.perPage ? { per_page: o.perPage } : {}) };
-      const columns: Array<[string, string]> = [['key', 'key'], ['version', 'version'], ['bytes', 'size_bytes'], ['importance', 'importance'], ['updated_at', 'updated_at'], ['expires_at', 'expires_at']];
+      const columns: Columns<MemoryKeyItem> = [['key', 'key'], ['version', 'version'], ['bytes', 'size_bytes'], ['importance', 'importance'], ['updated_at', 'updated_at'], ['expires_at', 'expires_at']];
       if (o.all) {
         const keys = await collect(memoryKeys(ctx.client(), query));
-        return ctx.show(keys, () => ctx.print.rows(keys as Array<Record<string, unknown>>, columns, { empty: '(no keys)' }));
+        return ctx.show(keys, () => ctx.print.rows(keys, columns, { empty: '(no keys)' }));
       }
       const res = await ok(ctx.client().GET('/v1/memory', { params: { query: { ...query, ...(o.page ? { page: o.page } : {}) } } }));
-      ctx.show(res, () => pageFooter(ctx, res, 'keys', columns, '(no keys)'));
+      ctx.show(res, () => pageFooter(ctx, res, res.keys, columns, '(no keys)'));
     }));
   memory.command('search')
     .description('semantic search over your memories')
@@ -250,9 +246,8 @@ configured, 4 refused by svc (4xx), 5 authentication or permission (401/403), 6 
         params: { query: { q, ...(o.limit ? { limit: o.limit } : {}), ...(o.threshold !== undefined ? { threshold: o.threshold } : {}), ...(o.importance ? { importance: o.importance } : {}) } },
       }));
       ctx.show(res, () => {
-        const r = isRecord(res) ? res : {};
-        ctx.print.rows((Array.isArray(r.results) ? r.results : []) as Array<Record<string, unknown>>, [['key', 'key'], ['similarity', 'similarity'], ['importance', 'importance'], ['value', 'value']], { empty: '(no memory matched)' });
-        if (typeof r.pending_embeddings === 'number' && r.pending_embeddings > 0) ctx.print.line(`${r.pending_embeddings} memories are still being indexed; they are found by their words meanwhile`);
+        ctx.print.rows(res.results, [['key', 'key'], ['similarity', 'similarity'], ['importance', 'importance'], ['value', 'value']], { empty: '(no memory matched)' });
+        if (res.pending_embeddings > 0) ctx.print.line(`${res.pending_embeddings} memories are still being indexed; they are found by their words meanwhile`);
       });
     }));
   memory.command('delete')
@@ -292,7 +287,7 @@ configured, 4 refused by svc (4xx), 5 authentication or permission (401/403), 6 
       let target = o.output;
       if (target === undefined) {
         const meta = await ok(client.GET('/v1/blobs/{blob_id}/meta', { params: { path: { blob_id: blobId } } }));
-        target = safeFilename(isRecord(meta) && typeof meta.filename === 'string' ? meta.filename : null) ?? blobId;
+        target = safeFilename(meta.filename) ?? blobId;
       }
       if (target !== '-' && existsSync(target) && !o.force) throw new CliError(EXIT.usage, `${target} exists: pass --force to replace it, or -o another path`);
       const bar = ctx.progress(`download ${blobId}`);
@@ -318,17 +313,17 @@ configured, 4 refused by svc (4xx), 5 authentication or permission (401/403), 6 
       try {
         record = await parseBlob(ctx.client(), blobId, {
           sync: o.sync, noWait: o.wait === false, timeoutMs: (o.timeout ?? 600) * 1000,
-          onStatus: (r) => bar.status(isRecord(r) ? String(r.status) : '?'),
+          onStatus: (r) => bar.status(r.status),
         });
       } finally {
         bar.done();
       }
-      const r = isRecord(record) ? record : {};
-      const result = isRecord(r.result) ? r.result : undefined;
-      if (o.text && r.status === 'complete') ctx.print.line(typeof result?.text === 'string' ? result.text : '');
+      const r = record;
+      const result = r.result ?? undefined;
+      if (o.text && r.status === 'complete') ctx.print.line(result?.text ?? '');
       else {
         ctx.show(record, () => {
-          const meta = isRecord(result?.metadata) ? result.metadata : {};
+          const meta = result?.metadata ?? {};
           ctx.print.record({
             parse_id: r.parse_id, blob_id: r.blob_id, status: r.status, mode: r.mode, content_type: r.content_type,
             ...(result ? { kind: result.kind, characters: meta.char_count, chunks: meta.chunk_count, pages: meta.page_count, tables: meta.table_count, truncated: meta.truncated } : {}),
@@ -336,7 +331,7 @@ configured, 4 refused by svc (4xx), 5 authentication or permission (401/403), 6 
             created_at: r.created_at, completed_at: r.completed_at,
           }, {});
           if (r.status === 'complete') ctx.print.line('svc blob parse --text prints the text; --json the whole result');
-          if (r.status === 'queued' || r.status === 'running') ctx.print.line(`follow it: ${String(r.status_url ?? '')}`);
+          if (r.status === 'queued' || r.status === 'running') ctx.print.line(`follow it: ${'status_url' in r ? r.status_url : ''}`);
         });
       }
       if (r.status === 'failed') throw new CliError(EXIT.parseFailed, `the parse failed (${cell(r.failure_reason)}): ${cell(r.error)}`, record);
@@ -347,16 +342,16 @@ configured, 4 refused by svc (4xx), 5 authentication or permission (401/403), 6 
     .option('--per-page <n>', 'blobs per page, 1 to 100', int(1, 100))
     .option('--all', 'every blob, page after page')
     .action(run(async (ctx, o: { page?: number; perPage?: number; all?: boolean }) => {
-      const columns: Array<[string, string | ((b: Record<string, unknown>) => unknown)]> = [
+      const columns: Columns<BlobItem> = [
         ['blob_id', 'blob_id'], ['filename', 'filename'], ['bytes', 'size_bytes'], ['content_type', 'content_type'], ['created_at', 'created_at'],
-        ['parse', (b) => (isRecord(b.parse) ? b.parse.status : null)],
+        ['parse', (b) => b.parse?.status ?? null],
       ];
       if (o.all) {
         const items = await collect(blobPages(ctx.client(), o.perPage ? { per_page: o.perPage } : {}));
-        return ctx.show(items, () => ctx.print.rows(items as Array<Record<string, unknown>>, columns, { empty: '(no blobs)' }));
+        return ctx.show(items, () => ctx.print.rows(items, columns, { empty: '(no blobs)' }));
       }
       const res = await ok(ctx.client().GET('/v1/blobs', { params: { query: { ...(o.page ? { page: o.page } : {}), ...(o.perPage ? { per_page: o.perPage } : {}) } } }));
-      ctx.show(res, () => pageFooter(ctx, res, 'blobs', columns, '(no blobs)'));
+      ctx.show(res, () => pageFooter(ctx, res, res.blobs, columns, '(no blobs)'));
     }));
   blob.command('delete')
     .description('delete a blob')
@@ -373,10 +368,7 @@ configured, 4 refused by svc (4xx), 5 authentication or permission (401/403), 6 
     .option('-n, --num <n>', 'results wanted, 1 to 20', int(1, 20))
     .action(run(async (ctx, q: string, o: { num?: number }) => {
       const res = await ok(ctx.client().GET('/v1/search', { params: { query: { q, ...(o.num ? { num_results: o.num } : {}) } } }));
-      ctx.show(res, () => {
-        const r = isRecord(res) ? res : {};
-        ctx.print.rows((Array.isArray(r.results) ? r.results : []) as Array<Record<string, unknown>>, [['title', 'title'], ['url', 'url'], ['credibility', 'credibility_score'], ['published', 'published_date']], { empty: '(no results)' });
-      });
+      ctx.show(res, () => ctx.print.rows(res.results, [['title', 'title'], ['url', 'url'], ['credibility', 'credibility_score'], ['published', 'published_date']], { empty: '(no results)' }));
     }));
   program.command('browse')
     .description('fetch a public web page through svc and print its title and main text')
@@ -385,12 +377,11 @@ configured, 4 refused by svc (4xx), 5 authentication or permission (401/403), 6 
     .option('--text', 'print only the text')
     .action(run(async (ctx, url: string, o: { dynamic?: boolean; text?: boolean }) => {
       const res = await ok(ctx.client().POST('/v1/browse', { body: { url, ...(o.dynamic ? { mode: 'dynamic' as const } : {}) } }));
-      const r = isRecord(res) ? res : {};
-      if (o.text) return ctx.print.line(typeof r.text === 'string' ? r.text : '');
+      if (o.text) return ctx.print.line(res.text);
       ctx.show(res, () => {
-        ctx.print.record(r, { omit: ['status', 'text'] });
+        ctx.print.record(res, { omit: ['status', 'text'] });
         ctx.print.line();
-        ctx.print.line(typeof r.text === 'string' ? r.text : '');
+        ctx.print.line(res.text);
       });
     }));
 
@@ -411,12 +402,10 @@ configured, 4 refused by svc (4xx), 5 authentication or permission (401/403), 6 
       if (!id) throw new CliError(EXIT.config, 'no agent: give an agent_id, or run `svc register` first');
       const res = await ok(ctx.anonymous().GET('/v1/agents/{agent_id}/passport', { params: { path: { agent_id: id } } }));
       ctx.show(res, () => {
-        const p = isRecord(res) && isRecord(res.passport) ? res.passport : {};
-        const rep = isRecord(p.reputation) ? p.reputation : {};
-        const caps = isRecord(p.capabilities) ? p.capabilities : {};
+        const p = res.passport;
         ctx.print.record({
           did: p.did, agent_id: p.agent_id, agent_name: p.agent_name, key_algorithm: p.key_algorithm, trust_levels: p.trust_levels,
-          verified_capabilities: caps.verified, reputation: rep.score, reputation_status: rep.status, revoked_at: p.revoked_at, created_at: p.created_at,
+          verified_capabilities: p.capabilities.verified, reputation: p.reputation.score, reputation_status: p.reputation.status, revoked_at: p.revoked_at, created_at: p.created_at,
           public_key: p.public_key,
         });
       });
@@ -448,20 +437,19 @@ configured, 4 refused by svc (4xx), 5 authentication or permission (401/403), 6 
     .option('--all', 'every page')
     .action(run(async (ctx, o: { limit?: number; type?: string; domain?: string; bridgeOnly?: boolean; all?: boolean }) => {
       const query = { ...(o.limit ? { limit: o.limit } : {}), ...(o.type ? { agent_type: o.type } : {}), ...(o.domain ? { domain: o.domain } : {}), ...(o.bridgeOnly ? { bridge_only: true } : {}) };
-      const columns: Array<[string, string | ((a: Record<string, unknown>) => unknown)]> = [
+      const columns: Columns<DirectoryAgent> = [
         ['agent_id', 'agent_id'], ['agent_name', 'agent_name'], ['type', 'agent_type'], ['domain', 'domain'],
-        ['reputation', 'reputation_score'], ['trust', (a) => (isRecord(a.trust_summary) ? a.trust_summary.trust_levels : null)], ['bio', 'bio'],
+        ['reputation', 'reputation_score'], ['trust', (a) => a.trust_summary.trust_levels], ['bio', 'bio'],
       ];
       if (o.all) {
         const agents = await collect(directory(ctx.anonymous(), query));
-        return ctx.show(agents, () => ctx.print.rows(agents as Array<Record<string, unknown>>, columns, { empty: '(no listed agents)' }));
+        return ctx.show(agents, () => ctx.print.rows(agents, columns, { empty: '(no listed agents)' }));
       }
-      const first = await directoryPages(ctx.anonymous(), query).next();
-      const page = first.value;
+      // directoryPages yields at least one page (or throws).
+      const page = (await directoryPages(ctx.anonymous(), query).next()).value as DirectoryPage;
       ctx.show(page, () => {
-        const p = isRecord(page) ? page : {};
-        ctx.print.rows((Array.isArray(p.agents) ? p.agents : []) as Array<Record<string, unknown>>, columns, { empty: '(no listed agents)' });
-        if (p.next_cursor) ctx.print.line('more: svc agents --all');
+        ctx.print.rows(page.agents, columns, { empty: '(no listed agents)' });
+        if (page.next_cursor) ctx.print.line('more: svc agents --all');
       });
     }));
 
@@ -500,13 +488,11 @@ configured, 4 refused by svc (4xx), 5 authentication or permission (401/403), 6 
   return program;
 }
 
-/** A numbered page as a table, with where the rest is. */
-function pageFooter(ctx: Ctx, res: unknown, field: string, columns: Array<[string, string | ((x: Record<string, unknown>) => unknown)]>, empty: string): void {
-  const r = isRecord(res) ? res : {};
-  const items = (Array.isArray(r[field]) ? r[field] : []) as Array<Record<string, unknown>>;
-  ctx.print.rows(items, columns as Array<[string, keyof Record<string, unknown> | ((x: Record<string, unknown>) => unknown)]>, { empty });
-  const total = Number(r.total), page = Number(r.page), perPage = Number(r.per_page);
-  if (Number.isFinite(total) && page * perPage < total) ctx.print.line(`page ${page} of ${Math.ceil(total / perPage)} (${total} in all): --page ${page + 1} for the next, --all for every one`);
+/** A numbered page's items as a table, with where the rest is. */
+function pageFooter<T>(ctx: Ctx, res: { total: number; page: number; per_page: number }, items: T[], columns: Columns<T>, empty: string): void {
+  ctx.print.rows(items, columns, { empty });
+  const { total, page, per_page: perPage } = res;
+  if (page * perPage < total) ctx.print.line(`page ${page} of ${Math.ceil(total / perPage)} (${total} in all): --page ${page + 1} for the next, --all for every one`);
 }
 
 /** Runs the CLI; resolves with the exit code. */

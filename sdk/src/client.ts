@@ -66,10 +66,13 @@ export class SvcProtocolError extends Error {
   }
 }
 
-/** `T`, or `unknown` where the document does not describe the body yet (openapi-typescript's `never`). */
+/**
+ * `T`, or `unknown` where openapi-fetch says `never`: an answer without a body (204). Every JSON
+ * answer of svc is described in its document, so its exact type comes through `ok()`.
+ */
 export type Known<T> = [T] extends [never] ? unknown : T;
 
-/** The JSON body of `status` of `method` on `path`, from the generated types (unknown when undescribed). */
+/** The JSON body of `status` of `method` on `path`, from the generated types (unknown when not JSON). */
 export type JsonBody<P extends keyof paths, M extends keyof paths[P], S extends number = 200> =
   paths[P][M] extends { responses: infer R }
     ? S extends keyof R
@@ -77,37 +80,17 @@ export type JsonBody<P extends keyof paths, M extends keyof paths[P], S extends 
       : unknown
     : unknown;
 
-/** The element type of the array `K` of a body (unknown when undescribed). */
+/** The element type of the array `K` of a body (unknown when the body has no such array). */
 export type ItemOf<B, K extends string> = B extends { [k in K]: Array<infer I> } ? I : unknown;
 
 type Result = { data?: unknown; error?: unknown; response: Response };
 
-/** The body of a successful answer; throws SvcError with svc's error body otherwise. */
+/** The body of a successful answer, typed by the route; throws SvcError with svc's error body otherwise. */
 export async function ok<R extends Result>(pending: Promise<R> | R): Promise<Known<Exclude<R['data'], undefined>>> {
   const r = await pending;
   if (!r.response.ok) throw new SvcError(r.response.status, r.error);
   return r.data as Known<Exclude<R['data'], undefined>>;
 }
 
+/** A JSON object (not null, not an array): for bodies the types cannot vouch for (error bodies, printing). */
 export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** A string field of an answer, or SvcProtocolError. */
-export function str(body: unknown, name: string, what = 'the answer'): string {
-  const v = isRecord(body) ? body[name] : undefined;
-  if (typeof v !== 'string') throw new SvcProtocolError(`${what} has no string ${name}`);
-  return v;
-}
-
-/** A number field of an answer, or SvcProtocolError. */
-export function num(body: unknown, name: string, what = 'the answer'): number {
-  const v = isRecord(body) ? body[name] : undefined;
-  if (typeof v !== 'number') throw new SvcProtocolError(`${what} has no number ${name}`);
-  return v;
-}
-
-/** An array field of an answer, or SvcProtocolError. */
-export function arr(body: unknown, name: string, what = 'the answer'): unknown[] {
-  const v = isRecord(body) ? body[name] : undefined;
-  if (!Array.isArray(v)) throw new SvcProtocolError(`${what} has no list ${name}`);
-  return v;
-}

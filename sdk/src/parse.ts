@@ -2,22 +2,29 @@
  * Parsing a blob (PDF, DOCX, CSV, XLSX): synchronously in one call, or queued (`?async=true`, 202)
  * and then polled at GET /v1/blobs/{blob_id}/parse/{parse_id} until it is `complete` or `failed`.
  */
-import { isRecord, ok, str, type JsonBody, type Known, type SvcClient } from './client';
+import { ok, type JsonBody, type SvcClient } from './client';
 
-/** The parse record: `status` queued, running, complete (with `result`) or failed (with `error`, `failure_reason`). */
-export type ParseRecord = Known<JsonBody<'/v1/blobs/{blob_id}/parse/{parse_id}', 'get'>>;
+/**
+ * A parse record: `status` queued, running, complete (with `result`) or failed (with `error`,
+ * `failure_reason`). As polled (GET .../parse/{parse_id}), as queued (202, with `status_url`), or
+ * as parsed in the request (200).
+ */
+export type ParseRecord =
+  | JsonBody<'/v1/blobs/{blob_id}/parse/{parse_id}', 'get'>
+  | JsonBody<'/v1/blobs/{blob_id}/parse', 'post', 202>
+  | JsonBody<'/v1/blobs/{blob_id}/parse', 'post', 200>;
 
 export type ParseStatus = 'queued' | 'running' | 'complete' | 'failed';
 
-/** The `status` of a parse record. */
-export const parseStatus = (record: unknown): ParseStatus => str(record, 'status', 'the parse record') as ParseStatus;
+/** The `status` of a parse record (svc's document types it as a string; these are its values). */
+export const parseStatus = (record: Pick<ParseRecord, 'status'>): ParseStatus => record.status as ParseStatus;
 
-export const isFinished = (record: unknown): boolean => ['complete', 'failed'].includes(parseStatus(record));
+export const isFinished = (record: Pick<ParseRecord, 'status'>): boolean => ['complete', 'failed'].includes(parseStatus(record));
 
 /** A parse that did not finish within the time given; `record` is the last one seen. */
 export class ParseTimeoutError extends Error {
-  constructor(readonly record: unknown, timeoutMs: number) {
-    super(`the parse ${isRecord(record) ? String(record.parse_id) : ''} is still ${parseStatus(record)} after ${Math.round(timeoutMs / 1000)} s`);
+  constructor(readonly record: ParseRecord, timeoutMs: number) {
+    super(`the parse ${record.parse_id} is still ${parseStatus(record)} after ${Math.round(timeoutMs / 1000)} s`);
     this.name = 'ParseTimeoutError';
   }
 }
@@ -53,7 +60,7 @@ export async function waitForParse(client: SvcClient, blobId: string, parseId: s
   const deadline = Date.now() + timeoutMs;
   let interval = opts.intervalMs ?? 250;
   for (;;) {
-    const record = (await ok(client.GET('/v1/blobs/{blob_id}/parse/{parse_id}', { params: { path: { blob_id: blobId, parse_id: parseId } }, signal: opts.signal }))) as ParseRecord;
+    const record = await ok(client.GET('/v1/blobs/{blob_id}/parse/{parse_id}', { params: { path: { blob_id: blobId, parse_id: parseId } }, signal: opts.signal }));
     opts.onStatus?.(record);
     if (isFinished(record)) return record;
     const left = deadline - Date.now();
@@ -79,18 +86,18 @@ export interface ParseOptions extends WaitOptions {
 export async function parseBlob(client: SvcClient, blobId: string, opts: ParseOptions = {}): Promise<ParseRecord> {
   const path = { blob_id: blobId };
   if (opts.sync) {
-    const record = (await ok(client.POST('/v1/blobs/{blob_id}/parse', { params: { path, query: { async: false } }, signal: opts.signal }))) as ParseRecord;
+    const record = await ok(client.POST('/v1/blobs/{blob_id}/parse', { params: { path, query: { async: false } }, signal: opts.signal }));
     opts.onStatus?.(record);
     return record;
   }
-  const queued = (await ok(client.POST('/v1/blobs/{blob_id}/parse', {
+  const queued = await ok(client.POST('/v1/blobs/{blob_id}/parse', {
     params: { path, query: { async: true } },
     ...(opts.callbackUrl ? { body: { callback_url: opts.callbackUrl } } : {}),
     signal: opts.signal,
-  }))) as ParseRecord;
+  }));
   if (opts.noWait) {
     opts.onStatus?.(queued);
     return queued;
   }
-  return waitForParse(client, blobId, str(queued, 'parse_id', 'the queued parse'), opts);
+  return waitForParse(client, blobId, queued.parse_id, opts);
 }

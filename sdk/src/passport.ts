@@ -10,7 +10,7 @@
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { ok, str, SvcProtocolError, type JsonBody, type Known, type SvcClient } from './client';
+import { ok, SvcProtocolError, type JsonBody, type SvcClient } from './client';
 
 export interface PassportKeys {
   /** SPKI PEM: what svc stores and shows on the passport. */
@@ -67,18 +67,21 @@ export const challengePayload = (c: ChallengeFields): string => [
 
 export type Challenge = ChallengeFields & { sign_payload: string; purpose: string };
 
-/** A fresh single-use challenge for `agentId` (no key needed). */
+const CHALLENGE_FIELDS = ['agent_id', 'challenge_id', 'challenge_nonce', 'issued_at', 'expires_at', 'sign_payload', 'purpose'] as const;
+
+/**
+ * A fresh single-use challenge for `agentId` (no key needed). Its fields become bytes that get
+ * signed, so they are checked here rather than taken on the document's word: each a string, and the
+ * agent the one asked for.
+ */
 export async function requestChallenge(client: SvcClient, agentId: string, purpose: 'session' | 'recovery' = 'session'): Promise<Challenge> {
   const body = await ok(client.POST('/v1/auth/passport/challenge', { body: { agent_id: agentId, purpose } }));
-  const what = 'the challenge';
+  for (const name of CHALLENGE_FIELDS) {
+    if (typeof (body as Record<string, unknown>)[name] !== 'string') throw new SvcProtocolError(`the challenge has no string ${name}`);
+  }
   const c: Challenge = {
-    agent_id: str(body, 'agent_id', what),
-    challenge_id: str(body, 'challenge_id', what),
-    challenge_nonce: str(body, 'challenge_nonce', what),
-    issued_at: str(body, 'issued_at', what),
-    expires_at: str(body, 'expires_at', what),
-    sign_payload: str(body, 'sign_payload', what),
-    purpose: str(body, 'purpose', what),
+    agent_id: body.agent_id, challenge_id: body.challenge_id, challenge_nonce: body.challenge_nonce,
+    issued_at: body.issued_at, expires_at: body.expires_at, sign_payload: body.sign_payload, purpose: body.purpose,
   };
   if (c.agent_id.toLowerCase() !== agentId.toLowerCase()) throw new SvcProtocolError(`the challenge is for agent ${c.agent_id}, not ${agentId}`);
   return c;
@@ -94,7 +97,8 @@ export function signChallenge(challenge: Challenge, key: PrivateKeyInput): strin
   return signPayload(key, payload);
 }
 
-export type PassportSession = Known<JsonBody<'/v1/auth/passport/verify', 'post'>> & { session_token: string };
+/** svc's verify answer: `session_token` (`svc_session_…`), `token_type`, `expires_in`, `expires_at`. */
+export type PassportSession = JsonBody<'/v1/auth/passport/verify', 'post'>;
 
 /**
  * Proves control of the passport key: a challenge, signed locally, exchanged for a session token
@@ -103,11 +107,9 @@ export type PassportSession = Known<JsonBody<'/v1/auth/passport/verify', 'post'>
 export async function passportSession(client: SvcClient, opts: { agentId: string; privateKey: PrivateKeyInput }): Promise<PassportSession> {
   const challenge = await requestChallenge(client, opts.agentId);
   const signature = signChallenge(challenge, opts.privateKey);
-  const body = await ok(client.POST('/v1/auth/passport/verify', {
+  return ok(client.POST('/v1/auth/passport/verify', {
     body: { agent_id: opts.agentId, challenge_id: challenge.challenge_id, signature },
   }));
-  str(body, 'session_token', 'the verify answer');
-  return body as PassportSession;
 }
 
 export const SIGNED_REQUEST_SCHEMES = [

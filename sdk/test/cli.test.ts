@@ -116,7 +116,7 @@ describe('svc register', () => {
     // The key svc holds is the public half of the local key; the private key went nowhere.
     const pem = readFileSync(keyFile, 'utf8');
     const publicPem = createPublicKey(createPrivateKey(pem)).export({ type: 'spki', format: 'pem' }).toString();
-    const passport = await ok(createSvcClient({ baseUrl: svc.url }).GET('/v1/agents/{agent_id}/passport', { params: { path: { agent_id: conf.agent_id } } })) as { passport: { public_key: string } };
+    const passport = await ok(createSvcClient({ baseUrl: svc.url }).GET('/v1/agents/{agent_id}/passport', { params: { path: { agent_id: conf.agent_id } } }));
     expect(passport.passport.public_key.trim()).toBe(publicPem.trim());
     const sent = svc.requests.filter((q) => q.url === '/v1/register');
     expect(sent).toHaveLength(1);
@@ -319,8 +319,8 @@ describe('svc search, browse, billing, passport, agents', () => {
     const conf = readConfig();
     const other = await ok(createSvcClient({ baseUrl: svc.url }).POST('/v1/register', {
       body: { agent_name: 'listed-one', owner_identifier: 'o@example.test', agree_to_terms: true },
-    })) as { agent_id: string; api_key: string };
-    await ok(createSvcClient({ baseUrl: svc.url, apiKey: other.api_key }).POST('/v1/agents/passport/description', { body: { listed: true, bio: 'I map tide pools.' } as never }));
+    }));
+    await ok(createSvcClient({ baseUrl: svc.url, apiKey: other.api_key }).POST('/v1/agents/passport/description', { body: { listed: true, bio: 'I map tide pools.' } }));
     const [billing, mine, theirs, session, agents, agentsJson] = await Promise.all([
       svcCli(['billing']),
       svcCli(['passport']),

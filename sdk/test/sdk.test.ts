@@ -23,10 +23,9 @@ interface Agent { client: SvcClient; agentId: string; apiKey: string; privateKey
 
 async function register(name = `sdk-${Math.random().toString(36).slice(2, 10)}`): Promise<Agent> {
   const keys = generatePassportKeys();
-  const body = await ok(createSvcClient({ baseUrl: svc.url }).POST('/v1/register', {
+  const r = await ok(createSvcClient({ baseUrl: svc.url }).POST('/v1/register', {
     body: { agent_name: name, owner_identifier: 'sdk@example.test', agree_to_terms: true, passport_public_key: keys.publicKeyPem },
   }));
-  const r = body as { agent_id: string; api_key: string };
   return { client: createSvcClient({ baseUrl: svc.url, apiKey: r.api_key }), agentId: r.agent_id, apiKey: r.api_key, ...keys };
 }
 
@@ -57,7 +56,7 @@ afterAll(async () => {
 describe('client', () => {
   test('typed calls with the key as Bearer; ok() returns the body; a refusal is an SvcError with svc\'s code and status', async () => {
     const a = await register();
-    const me = await ok(a.client.GET('/v1/me')) as { agent_id: string; authenticated_with: { kind: string } };
+    const me = await ok(a.client.GET('/v1/me'));
     expect(me.agent_id).toBe(a.agentId);
     expect(me.authenticated_with.kind).toBe('root');
     const put = await ok(a.client.PUT('/v1/memory/{key}', { params: { path: { key: 'sdk.one' } }, body: { value: { n: 1 }, importance: 'high' } }));
@@ -100,7 +99,7 @@ describe('passport', () => {
     const session = await passportSession(client, { agentId: a.agentId, privateKey: a.privateKeyPem });
     expect(session.session_token).toMatch(/^svc_session_/);
     expect(session).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
-    const me = await ok(createSvcClient({ baseUrl: svc.url, apiKey: session.session_token }).GET('/v1/me')) as { agent_id: string };
+    const me = await ok(createSvcClient({ baseUrl: svc.url, apiKey: session.session_token }).GET('/v1/me'));
     expect(me.agent_id).toBe(a.agentId);
     const sent = svc.requests.slice(from);
     expect(sent.map((r) => `${r.method} ${r.url}`)).toEqual(['POST /v1/auth/passport/challenge', 'POST /v1/auth/passport/verify', 'GET /v1/me']);
@@ -148,13 +147,13 @@ describe('passport', () => {
     expect(signed.sign_payload).toBe(bytes);
     expect(signed.challenge_id).toBe(c.challenge_id);
     expect(opensslVerifies(a.publicKeyPem, bytes, signed.signature)).toBe(true);
-    const first = await ok(a.client.POST('/v1/me/policy-bindings/amend', { body: { ...content, challenge_id: signed.challenge_id, passport_signature: signed.signature } as never })) as { binding: { params: unknown } };
+    const first = await ok(a.client.POST('/v1/me/policy-bindings/amend', { body: { ...content, challenge_id: signed.challenge_id, passport_signature: signed.signature } as never }));
     expect(first.binding.params).toEqual(content.params);
 
     const narrower = { binding_type: 'tool_allow_list', params: { allowed_tools: ['svc_memory'] } };
     const body = await signedAmend(a.client, { scheme: 'svc.policy_binding.amend.v1', agentId: a.agentId, privateKey: a.privateKeyPem, content: narrower });
     expect(Object.keys(body).sort()).toEqual(['binding_type', 'challenge_id', 'params', 'passport_signature']);
-    const second = await ok(a.client.POST('/v1/me/policy-bindings/amend', { body: body as never })) as { binding: { params: unknown } };
+    const second = await ok(a.client.POST('/v1/me/policy-bindings/amend', { body: body as never }));
     expect(second.binding.params).toEqual(narrower.params);
     await expect(ok(a.client.POST('/v1/me/policy-bindings/amend', { body: body as never }))).rejects.toMatchObject({ status: 409, errorCode: 'CHALLENGE_ALREADY_USED' });
     // A signature over other content, sent with this content: refused.
@@ -170,24 +169,24 @@ describe('parsing', () => {
     const up = await uploadBlob(a.client, { data: Buffer.from('name,age\nann,3\nbob,4\n'), filename: 'people.csv' });
     expect(up).toMatchObject({ content_type: 'text/csv', created: true });
     const seen: string[] = [];
-    const done = await parseBlob(a.client, up.blob_id, { onStatus: (r) => seen.push((r as { status: string }).status) }) as Record<string, any>;
+    const done = await parseBlob(a.client, up.blob_id, { onStatus: (r) => seen.push(r.status) });
     expect(done.status).toBe('complete');
     expect(done.mode).toBe('async');
-    expect(done.result.rows).toEqual([['ann', '3'], ['bob', '4']]);
+    expect(done.result?.rows).toEqual([['ann', '3'], ['bob', '4']]);
     expect(seen[seen.length - 1]).toBe('complete');
     expect(seen.length).toBeGreaterThanOrEqual(1);
     const polls = svc.requests.filter((r) => r.method === 'GET' && r.url === `/v1/blobs/${up.blob_id}/parse/${done.parse_id}`);
     expect(polls).toHaveLength(seen.length);
-    const sync = await parseBlob(a.client, up.blob_id, { sync: true }) as Record<string, any>;
+    const sync = await parseBlob(a.client, up.blob_id, { sync: true });
     expect(sync).toMatchObject({ status: 'complete', mode: 'sync' });
-    expect(sync.result.header).toEqual(['name', 'age']);
+    expect(sync.result?.header).toEqual(['name', 'age']);
   });
 
   test('a broken file: the parse is returned failed (not thrown), with its reason', async () => {
     const a = await register();
     const up = await uploadBlob(a.client, { data: Buffer.from('this is not a PDF at all'), filename: 'broken.pdf' });
     expect(up).toMatchObject({ content_type: 'application/pdf' });
-    const failed = await parseBlob(a.client, up.blob_id) as Record<string, any>;
+    const failed = await parseBlob(a.client, up.blob_id);
     expect(failed.status).toBe('failed');
     expect(failed.failure_reason).toBe('corrupt');
     expect(typeof failed.error).toBe('string');
@@ -204,7 +203,7 @@ describe('parsing', () => {
         return new Response(JSON.stringify({ parse_id: 'p', status: n < 4 ? 'running' : 'complete', result: { text: 'x' } }), { status: 200, headers: { 'content-type': 'application/json' } });
       },
     });
-    const done = await waitForParse(fake, 'b_0000000000000000', '00000000-0000-4000-8000-000000000000', { intervalMs: 20, maxIntervalMs: 40 }) as Record<string, unknown>;
+    const done = await waitForParse(fake, 'b_0000000000000000', '00000000-0000-4000-8000-000000000000', { intervalMs: 20, maxIntervalMs: 40 });
     expect(done.status).toBe('complete');
     expect(polls).toHaveLength(4);
     const gaps = polls.slice(1).map((t, i) => t - polls[i]);
@@ -225,13 +224,13 @@ describe('walking lists', () => {
     const listed: string[] = [];
     for (let i = 0; i < 5; i++) {
       const a = await register();
-      await ok(a.client.POST('/v1/agents/passport/description', { body: { listed: true, bio: `Agent ${i} of the SDK test.`, domain } as never }));
+      await ok(a.client.POST('/v1/agents/passport/description', { body: { listed: true, bio: `Agent ${i} of the SDK test.`, domain } }));
       listed.push(a.agentId);
     }
     const unlisted = await register();
     const pages = await collect(directoryPages(createSvcClient({ baseUrl: svc.url }), { limit: 2, domain }));
-    expect(pages.map((p) => (p as { agents: unknown[] }).agents.length)).toEqual([2, 2, 1]);
-    expect((pages[2] as { next_cursor: string | null }).next_cursor).toBeNull();
+    expect(pages.map((p) => p.agents.length)).toEqual([2, 2, 1]);
+    expect(pages[2].next_cursor).toBeNull();
     const walked = (await collect(directory(createSvcClient({ baseUrl: svc.url }), { limit: 2, domain }))).map((x) => x.agent_id);
     expect([...walked].sort()).toEqual([...listed].sort());
     expect(walked).not.toContain(unlisted.agentId);
@@ -246,7 +245,7 @@ describe('walking lists', () => {
     await ok(a.client.PUT('/v1/memory/{key}', { params: { path: { key: 'other' } }, body: { value: 'x' } }));
     const from = svc.requests.length;
     const keys = await collect(memoryKeys(a.client, { prefix: 'walk.', per_page: 3 }));
-    expect(keys.map((k) => (k as { key: string }).key).sort()).toEqual(Array.from({ length: 7 }, (_, i) => `walk.${i}`));
+    expect(keys.map((k) => k.key).sort()).toEqual(Array.from({ length: 7 }, (_, i) => `walk.${i}`));
     expect(svc.requests.slice(from).map((r) => new URL(r.url, svc.url).searchParams.get('page'))).toEqual(['1', '2', '3']);
     // Exactly a multiple of the page size: no empty page asked for.
     const from2 = svc.requests.length;
@@ -254,7 +253,7 @@ describe('walking lists', () => {
     expect(svc.requests.length - from2).toBe(1);
     for (let i = 0; i < 3; i++) await uploadBlob(a.client, { data: Buffer.from(`blob ${i}`), filename: `b${i}.txt` });
     const all = await collect(blobs(a.client, { per_page: 2 }));
-    expect(all.map((b) => (b as { filename: string }).filename).sort()).toEqual(['b0.txt', 'b1.txt', 'b2.txt']);
+    expect(all.map((b) => b.filename).sort()).toEqual(['b0.txt', 'b1.txt', 'b2.txt']);
     expect(await collect(memoryKeys(a.client, { prefix: 'none.' }))).toEqual([]);
   });
 });
@@ -273,14 +272,14 @@ describe('blob bytes', () => {
     expect(progress[progress.length - 1]).toEqual([bytes.length, bytes.length]);
     expect(progress.length).toBeGreaterThan(3);
     expect((await uploadBlob(a.client, { path: file })).created).toBe(false);
-    const meta = await ok(a.client.GET('/v1/blobs/{blob_id}/meta', { params: { path: { blob_id: up.blob_id } } })) as { filename: string };
+    const meta = await ok(a.client.GET('/v1/blobs/{blob_id}/meta', { params: { path: { blob_id: up.blob_id } } }));
     expect(meta.filename).toBe('data.bin');
 
     const seen: number[] = [];
     const out = join(work, 'copy.bin');
     const got = await downloadBlob(a.client, up.blob_id, out, { onProgress: (d) => seen.push(d) });
     expect(readFileSync(out).equals(bytes)).toBe(true);
-    expect(got).toMatchObject({ bytes: bytes.length, sha256: (up as { sha256?: string }).sha256, filename: 'data.bin', path: out });
+    expect(got).toMatchObject({ bytes: bytes.length, sha256: up.sha256, filename: 'data.bin', path: out });
     expect(seen[seen.length - 1]).toBe(bytes.length);
     const chunks: Buffer[] = [];
     await downloadBlob(a.client, up.blob_id, new Writable({ write(c: Buffer, _e, cb) { chunks.push(c); cb(); } }));
@@ -291,7 +290,7 @@ describe('blob bytes', () => {
     const a = await register();
     const b = await register();
     const up = await uploadBlob(a.client, { data: Buffer.from('hello'), filename: 'Übersicht "Q3".txt' });
-    const meta = await ok(a.client.GET('/v1/blobs/{blob_id}/meta', { params: { path: { blob_id: up.blob_id } } })) as { filename: string; content_type: string };
+    const meta = await ok(a.client.GET('/v1/blobs/{blob_id}/meta', { params: { path: { blob_id: up.blob_id } } }));
     expect(meta).toMatchObject({ filename: 'Übersicht "Q3".txt', content_type: 'text/plain' });
     const got = await downloadBlob(a.client, up.blob_id, join(work, 'u.txt'));
     expect(got.filename).toBe(meta.filename);

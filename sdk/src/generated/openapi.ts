@@ -13,7 +13,22 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Register an agent: API key and Ed25519 passport */
+        /**
+         * Register an agent: API key and Ed25519 passport
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 409 | `AGENT_ALREADY_REGISTERED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_AGENT_NAME`, `INVALID_OWNER_IDENTIFIER`, `TERMS_NOT_ACCEPTED`, `INVALID_REFERRAL_AGENT`, `INVALID_PASSPORT_PUBLIC_KEY`, `INVALID_RECOVERY_PUBLIC_KEY`, `REGISTRATION_SOURCE_TOO_LONG`, `AGENT_CARD_URL_INVALID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -46,14 +61,72 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The new agent: root API key (shown once), passport, recovery and referral */
                 201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            /** @description The root API key (svc_...): shown only in this response */
+                            api_key: string;
+                            agent_id: string;
+                            agent_name: string;
+                            tier: string;
+                            passport: {
+                                /** @description did:svc:<agent_id> */
+                                did: string;
+                                /** @description PEM SPKI */
+                                public_key: string;
+                                private_key: string | null;
+                                /** @description operator_derived or service_generated */
+                                derivation_method: string;
+                                key_algorithm: string;
+                                suite: string;
+                            };
+                            /** @description Present when svc generated the keypair */
+                            key_generation_warning?: string;
+                            recovery: {
+                                enrolled: boolean;
+                                covenant_template_id: string | null;
+                                /** @description SHA-256 (hex) of the recovery key's SPKI bytes, when enrolled */
+                                recovery_key_sha256?: string;
+                            };
+                            referral: {
+                                referrer_agent_id: string;
+                                /** @description deferred or excluded */
+                                status: string;
+                                reason: string | null;
+                            } | null;
+                            directory_opt_in_url: string;
+                            directory_value: string;
+                            a2a_agent_card_url: string;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -62,7 +135,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_ALREADY_REGISTERED */
+                /** @description Error: `AGENT_ALREADY_REGISTERED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -71,7 +144,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -80,7 +153,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -89,7 +162,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_AGENT_NAME, INVALID_OWNER_IDENTIFIER, TERMS_NOT_ACCEPTED, INVALID_REFERRAL_AGENT, INVALID_PASSPORT_PUBLIC_KEY, INVALID_RECOVERY_PUBLIC_KEY, REGISTRATION_SOURCE_TOO_LONG, AGENT_CARD_URL_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_AGENT_NAME`, `INVALID_OWNER_IDENTIFIER`, `TERMS_NOT_ACCEPTED`, `INVALID_REFERRAL_AGENT`, `INVALID_PASSPORT_PUBLIC_KEY`, `INVALID_RECOVERY_PUBLIC_KEY`, `REGISTRATION_SOURCE_TOO_LONG`, `AGENT_CARD_URL_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -98,7 +171,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -107,7 +180,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -131,7 +204,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The authenticated agent record */
+        /**
+         * The authenticated agent record
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: any key of the agent.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -141,7 +226,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The authenticated agent record */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -178,11 +263,12 @@ export interface paths {
                                 ephemeral_passport_id?: string;
                             };
                             passport_url: string;
+                            /** Format: date-time */
                             created_at: string;
                         };
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -191,7 +277,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -200,7 +295,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -226,7 +321,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Public passport of an agent */
+        /**
+         * Public passport of an agent
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -238,14 +347,107 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The agent's public passport */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            passport: {
+                                /** @description did:svc:<agent_id> */
+                                did: string;
+                                agent_id: string;
+                                agent_name: string;
+                                /** @description PEM SPKI */
+                                public_key: string;
+                                derivation_method: string;
+                                key_algorithm: string;
+                                suite: string;
+                                capabilities: {
+                                    /** @description Capability URIs svc verifies (tier and scoped keys); empty once revoked */
+                                    verified: string[];
+                                    self_reported: string | null;
+                                    self_reported_notice: string;
+                                };
+                                trust_levels: string[];
+                                endpoint: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                revoked_at: string | null;
+                                /** @description Per listed skill */
+                                skill_vouches: {
+                                    [key: string]: {
+                                        count: number;
+                                        raw_count: number;
+                                        weighted_count: number;
+                                    };
+                                };
+                                reputation: {
+                                    /** @description Beta mean alpha/(alpha+beta), 6 decimals */
+                                    score: number;
+                                    /** @description scored, or insufficient_data below 3 counted interactions */
+                                    status: string;
+                                    variance: number;
+                                    /** @description 95 % equal-tailed credible interval [low, high] */
+                                    confidence_interval: number[];
+                                    beta_alpha: number;
+                                    beta_beta: number;
+                                    event_count: number;
+                                    signal_count: number;
+                                    beta_half_life_days: number;
+                                    scoring_model: string;
+                                    decay_half_life_days: number;
+                                    last_updated: string | null;
+                                    notice: string;
+                                };
+                                reputation_sub_signals?: {
+                                    task_completion: {
+                                        score: number;
+                                        beta_alpha: number;
+                                        beta_beta: number;
+                                        /** @description 95 % equal-tailed credible interval [low, high] */
+                                        confidence_interval: number[];
+                                        interaction_count: number;
+                                        /** @description linear_90_days */
+                                        decay: string;
+                                    } | null;
+                                    accuracy: {
+                                        score: number;
+                                        beta_alpha: number;
+                                        beta_beta: number;
+                                        /** @description 95 % equal-tailed credible interval [low, high] */
+                                        confidence_interval: number[];
+                                        interaction_count: number;
+                                        /** @description linear_90_days */
+                                        decay: string;
+                                    } | null;
+                                    responsiveness: {
+                                        score: number;
+                                        beta_alpha: number;
+                                        beta_beta: number;
+                                        /** @description 95 % equal-tailed credible interval [low, high] */
+                                        confidence_interval: number[];
+                                        interaction_count: number;
+                                        /** @description linear_90_days */
+                                        decay: string;
+                                    } | null;
+                                };
+                                bio: string | null;
+                                skills: string[];
+                                agent_type: string | null;
+                                domain: string | null;
+                                listed: boolean;
+                                /** @description decomposed or aggregate_only */
+                                reputation_sub_signal_visibility: string;
+                                staged_resurrection_until: string | null;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -254,7 +456,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND */
+                /** @description Error: `AGENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -263,7 +465,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -272,7 +474,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -281,7 +483,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -290,7 +492,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -318,7 +520,23 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Get a single-use challenge to sign with the passport key */
+        /**
+         * Get a single-use challenge to sign with the passport key
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 403 | `PASSPORT_REVOKED` |
+         *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_AGENT_ID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -337,14 +555,32 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description A single-use challenge and the exact payload to sign */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            /** @description session or recovery */
+                            purpose: string;
+                            challenge_id: string;
+                            challenge_nonce: string;
+                            scheme: string;
+                            /** @description The exact text to sign (UTF-8) */
+                            sign_payload: string;
+                            sign_payload_encoding: string;
+                            /** Format: date-time */
+                            issued_at: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -353,7 +589,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PASSPORT_REVOKED */
+                /** @description Error: `PASSPORT_REVOKED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -362,7 +598,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND */
+                /** @description Error: `AGENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -371,7 +607,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -380,7 +616,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -389,7 +625,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_AGENT_ID */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_AGENT_ID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -398,7 +634,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -407,7 +643,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -433,7 +669,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange a signed challenge for a session token (svc_session_, 3600 s) */
+        /**
+         * Exchange a signed challenge for a session token (svc_session_, 3600 s)
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
+         *     | 403 | `PASSPORT_REVOKED` |
+         *     | 404 | `AGENT_NOT_FOUND`, `CHALLENGE_NOT_FOUND` |
+         *     | 409 | `CHALLENGE_ALREADY_USED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_AGENT_ID`, `CHALLENGE_ID_REQUIRED`, `PASSPORT_SIGNATURE_REQUIRED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -452,14 +706,28 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description A session token (Bearer) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            /** @description svc_session_... */
+                            session_token: string;
+                            /** @description Bearer */
+                            token_type: string;
+                            /** @description Seconds */
+                            expires_in: number;
+                            /** Format: date-time */
+                            expires_at: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -468,7 +736,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PASSPORT_SIGNATURE_INVALID, CHALLENGE_EXPIRED */
+                /** @description Errors: `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -477,7 +745,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PASSPORT_REVOKED */
+                /** @description Error: `PASSPORT_REVOKED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -486,7 +754,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND, CHALLENGE_NOT_FOUND */
+                /** @description Errors: `AGENT_NOT_FOUND`, `CHALLENGE_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -495,7 +763,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_ALREADY_USED */
+                /** @description Error: `CHALLENGE_ALREADY_USED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -504,7 +772,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -513,7 +781,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -522,7 +790,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_AGENT_ID, CHALLENGE_ID_REQUIRED, PASSPORT_SIGNATURE_REQUIRED */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_AGENT_ID`, `CHALLENGE_ID_REQUIRED`, `PASSPORT_SIGNATURE_REQUIRED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -531,7 +799,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -540,7 +808,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -566,7 +834,23 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Describe your agent (bio, skills) and opt in to the directory (listed); the public passport after it */
+        /**
+         * Describe your agent (bio, skills) and opt in to the directory (listed); the public passport after it
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `PASSPORT_REVOKED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -589,14 +873,108 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The public passport after the description, and the agent card address */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            passport: {
+                                /** @description did:svc:<agent_id> */
+                                did: string;
+                                agent_id: string;
+                                agent_name: string;
+                                /** @description PEM SPKI */
+                                public_key: string;
+                                derivation_method: string;
+                                key_algorithm: string;
+                                suite: string;
+                                capabilities: {
+                                    /** @description Capability URIs svc verifies (tier and scoped keys); empty once revoked */
+                                    verified: string[];
+                                    self_reported: string | null;
+                                    self_reported_notice: string;
+                                };
+                                trust_levels: string[];
+                                endpoint: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                revoked_at: string | null;
+                                /** @description Per listed skill */
+                                skill_vouches: {
+                                    [key: string]: {
+                                        count: number;
+                                        raw_count: number;
+                                        weighted_count: number;
+                                    };
+                                };
+                                reputation: {
+                                    /** @description Beta mean alpha/(alpha+beta), 6 decimals */
+                                    score: number;
+                                    /** @description scored, or insufficient_data below 3 counted interactions */
+                                    status: string;
+                                    variance: number;
+                                    /** @description 95 % equal-tailed credible interval [low, high] */
+                                    confidence_interval: number[];
+                                    beta_alpha: number;
+                                    beta_beta: number;
+                                    event_count: number;
+                                    signal_count: number;
+                                    beta_half_life_days: number;
+                                    scoring_model: string;
+                                    decay_half_life_days: number;
+                                    last_updated: string | null;
+                                    notice: string;
+                                };
+                                reputation_sub_signals?: {
+                                    task_completion: {
+                                        score: number;
+                                        beta_alpha: number;
+                                        beta_beta: number;
+                                        /** @description 95 % equal-tailed credible interval [low, high] */
+                                        confidence_interval: number[];
+                                        interaction_count: number;
+                                        /** @description linear_90_days */
+                                        decay: string;
+                                    } | null;
+                                    accuracy: {
+                                        score: number;
+                                        beta_alpha: number;
+                                        beta_beta: number;
+                                        /** @description 95 % equal-tailed credible interval [low, high] */
+                                        confidence_interval: number[];
+                                        interaction_count: number;
+                                        /** @description linear_90_days */
+                                        decay: string;
+                                    } | null;
+                                    responsiveness: {
+                                        score: number;
+                                        beta_alpha: number;
+                                        beta_beta: number;
+                                        /** @description 95 % equal-tailed credible interval [low, high] */
+                                        confidence_interval: number[];
+                                        interaction_count: number;
+                                        /** @description linear_90_days */
+                                        decay: string;
+                                    } | null;
+                                };
+                                bio: string | null;
+                                skills: string[];
+                                agent_type: string | null;
+                                domain: string | null;
+                                listed: boolean;
+                                /** @description decomposed or aggregate_only */
+                                reputation_sub_signal_visibility: string;
+                                staged_resurrection_until: string | null;
+                            };
+                            agent_card_url: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -605,7 +983,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -614,7 +992,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, PASSPORT_REVOKED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `PASSPORT_REVOKED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -623,7 +1001,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -632,7 +1010,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -641,7 +1019,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -650,7 +1028,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -659,7 +1037,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -685,7 +1063,23 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Set your self-reported capabilities text (shown on the passport with self_reported_notice; never verified); the public passport after it */
+        /**
+         * Set your self-reported capabilities text (shown on the passport with self_reported_notice; never verified); the public passport after it
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `PASSPORT_REVOKED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -702,14 +1096,107 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The agent's public passport */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            passport: {
+                                /** @description did:svc:<agent_id> */
+                                did: string;
+                                agent_id: string;
+                                agent_name: string;
+                                /** @description PEM SPKI */
+                                public_key: string;
+                                derivation_method: string;
+                                key_algorithm: string;
+                                suite: string;
+                                capabilities: {
+                                    /** @description Capability URIs svc verifies (tier and scoped keys); empty once revoked */
+                                    verified: string[];
+                                    self_reported: string | null;
+                                    self_reported_notice: string;
+                                };
+                                trust_levels: string[];
+                                endpoint: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                revoked_at: string | null;
+                                /** @description Per listed skill */
+                                skill_vouches: {
+                                    [key: string]: {
+                                        count: number;
+                                        raw_count: number;
+                                        weighted_count: number;
+                                    };
+                                };
+                                reputation: {
+                                    /** @description Beta mean alpha/(alpha+beta), 6 decimals */
+                                    score: number;
+                                    /** @description scored, or insufficient_data below 3 counted interactions */
+                                    status: string;
+                                    variance: number;
+                                    /** @description 95 % equal-tailed credible interval [low, high] */
+                                    confidence_interval: number[];
+                                    beta_alpha: number;
+                                    beta_beta: number;
+                                    event_count: number;
+                                    signal_count: number;
+                                    beta_half_life_days: number;
+                                    scoring_model: string;
+                                    decay_half_life_days: number;
+                                    last_updated: string | null;
+                                    notice: string;
+                                };
+                                reputation_sub_signals?: {
+                                    task_completion: {
+                                        score: number;
+                                        beta_alpha: number;
+                                        beta_beta: number;
+                                        /** @description 95 % equal-tailed credible interval [low, high] */
+                                        confidence_interval: number[];
+                                        interaction_count: number;
+                                        /** @description linear_90_days */
+                                        decay: string;
+                                    } | null;
+                                    accuracy: {
+                                        score: number;
+                                        beta_alpha: number;
+                                        beta_beta: number;
+                                        /** @description 95 % equal-tailed credible interval [low, high] */
+                                        confidence_interval: number[];
+                                        interaction_count: number;
+                                        /** @description linear_90_days */
+                                        decay: string;
+                                    } | null;
+                                    responsiveness: {
+                                        score: number;
+                                        beta_alpha: number;
+                                        beta_beta: number;
+                                        /** @description 95 % equal-tailed credible interval [low, high] */
+                                        confidence_interval: number[];
+                                        interaction_count: number;
+                                        /** @description linear_90_days */
+                                        decay: string;
+                                    } | null;
+                                };
+                                bio: string | null;
+                                skills: string[];
+                                agent_type: string | null;
+                                domain: string | null;
+                                listed: boolean;
+                                /** @description decomposed or aggregate_only */
+                                reputation_sub_signal_visibility: string;
+                                staged_resurrection_until: string | null;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -718,7 +1205,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -727,7 +1214,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, PASSPORT_REVOKED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `PASSPORT_REVOKED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -736,7 +1223,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -745,7 +1232,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -754,7 +1241,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -763,7 +1250,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -772,7 +1259,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -798,7 +1285,24 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Revoke your passport (root key): challenges and session tokens stop working */
+        /**
+         * Revoke your passport (root key): challenges and session tokens stop working
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 409 | `PASSPORT_REVOKED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -808,14 +1312,31 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The passport is revoked */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            /** Format: date-time */
+                            revoked_at: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_JSON` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -824,7 +1345,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED */
+                /** @description Error: `ROOT_KEY_REQUIRED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -833,7 +1354,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PASSPORT_REVOKED */
+                /** @description Error: `PASSPORT_REVOKED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -842,7 +1363,34 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -851,7 +1399,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -877,7 +1425,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Rotate your passport key (root key): the new public key and its signature over a fresh challenge's sign_payload; the old key verifies challenges for 300 s more, then never */
+        /**
+         * Rotate your passport key (root key): the new public key and its signature over a fresh challenge's sign_payload; the old key verifies challenges for 300 s more, then never
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
+         *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED` |
+         *     | 404 | `CHALLENGE_NOT_FOUND` |
+         *     | 409 | `CHALLENGE_ALREADY_USED`, `PASSPORT_KEY_UNCHANGED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_PASSPORT_PUBLIC_KEY`, `PASSPORT_SIGNATURE_REQUIRED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -898,14 +1464,34 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The new passport key in force; the previous one verifies until previous_key_valid_until */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            /** @description did:svc:<agent_id> */
+                            did: string;
+                            public_key: string;
+                            public_key_sha256: string;
+                            key_algorithm: string;
+                            derivation_method: string;
+                            key_version: number;
+                            /** Format: date-time */
+                            rotated_at: string;
+                            previous_public_key_sha256: string;
+                            /** Format: date-time */
+                            previous_key_valid_until: string;
+                            rotation_grace_seconds: number;
+                            log_index: number | null;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -914,7 +1500,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY, PASSPORT_SIGNATURE_INVALID, CHALLENGE_EXPIRED */
+                /** @description Errors: `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -923,7 +1509,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED, PASSPORT_REVOKED */
+                /** @description Errors: `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -932,7 +1518,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_NOT_FOUND */
+                /** @description Error: `CHALLENGE_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -941,7 +1527,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_ALREADY_USED, PASSPORT_KEY_UNCHANGED */
+                /** @description Errors: `CHALLENGE_ALREADY_USED`, `PASSPORT_KEY_UNCHANGED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -950,7 +1536,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -959,7 +1545,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -968,7 +1554,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_PASSPORT_PUBLIC_KEY, PASSPORT_SIGNATURE_REQUIRED */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_PASSPORT_PUBLIC_KEY`, `PASSPORT_SIGNATURE_REQUIRED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -977,7 +1563,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -986,7 +1572,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1012,7 +1598,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** An ephemeral passport for a stateless sandbox: its own id, at most 3600 s, trust level ephemeral, and a session token bound to it (root key as Bearer, or agent_id + challenge_id + signature) */
+        /**
+         * An ephemeral passport for a stateless sandbox: its own id, at most 3600 s, trust level ephemeral, and a session token bound to it (root key as Bearer, or agent_id + challenge_id + signature)
+         * @description **Authentication:** optional Bearer: when sent, the root API key. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
+         *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED` |
+         *     | 404 | `CHALLENGE_NOT_FOUND` |
+         *     | 409 | `CHALLENGE_ALREADY_USED`, `EPHEMERAL_PASSPORT_LIMIT_REACHED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_AGENT_ID`, `PASSPORT_SIGNATURE_REQUIRED`, `INVALID_EPHEMERAL_TTL`, `EPHEMERAL_CREDENTIALS_CONFLICT` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1035,14 +1639,37 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The ephemeral passport and its session token */
                 201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            ephemeral_passport: {
+                                ephemeral_passport_id: string;
+                                agent_id: string;
+                                /** @description did:svc:<agent_id> */
+                                did: string;
+                                trust_levels: string[];
+                                issued_via: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                            };
+                            session_token: string;
+                            /** @description Bearer */
+                            token_type: string;
+                            expires_in: number;
+                            /** Format: date-time */
+                            expires_at: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1051,7 +1678,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY, PASSPORT_SIGNATURE_INVALID, CHALLENGE_EXPIRED */
+                /** @description Errors: `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1060,7 +1687,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED, PASSPORT_REVOKED */
+                /** @description Errors: `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1069,7 +1696,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_NOT_FOUND */
+                /** @description Error: `CHALLENGE_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1078,7 +1705,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_ALREADY_USED, EPHEMERAL_PASSPORT_LIMIT_REACHED */
+                /** @description Errors: `CHALLENGE_ALREADY_USED`, `EPHEMERAL_PASSPORT_LIMIT_REACHED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1087,7 +1714,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -1096,7 +1723,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -1105,7 +1732,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_AGENT_ID, PASSPORT_SIGNATURE_REQUIRED, INVALID_EPHEMERAL_TTL, EPHEMERAL_CREDENTIALS_CONFLICT */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_AGENT_ID`, `PASSPORT_SIGNATURE_REQUIRED`, `INVALID_EPHEMERAL_TTL`, `EPHEMERAL_CREDENTIALS_CONFLICT` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1114,7 +1741,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1123,7 +1750,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1147,7 +1774,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your scoped API keys (root key): ids, scopes, labels, expiry and revocation, never the secrets */
+        /**
+         * Your scoped API keys (root key): ids, scopes, labels, expiry and revocation, never the secrets
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -1157,14 +1797,32 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Your scoped keys, never their secrets */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            keys: {
+                                key_id: string;
+                                scopes: string[];
+                                label: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                expires_at: string | null;
+                                revoked_at: string | null;
+                                active: boolean;
+                            }[];
+                            active_count: number;
+                            max_active: number;
+                            inactive_listed_max: number;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1173,7 +1831,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED */
+                /** @description Error: `ROOT_KEY_REQUIRED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1182,7 +1840,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1191,7 +1858,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1203,7 +1870,24 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a scoped API key (root key): limited to capability scopes, optional label and expiry; the key is shown once */
+        /**
+         * Create a scoped API key (root key): limited to capability scopes, optional label and expiry; the key is shown once
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 409 | `API_KEY_LIMIT_REACHED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_KEY_SCOPES`, `INVALID_KEY_LABEL`, `INVALID_KEY_EXPIRY` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1224,14 +1908,28 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The scoped key (api_key shown once) */
                 201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            api_key: string;
+                            /** @description scoped */
+                            kind: string;
+                            key_id: string;
+                            scopes: string[];
+                            label: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            expires_at: string | null;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1240,7 +1938,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1249,7 +1947,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED */
+                /** @description Error: `ROOT_KEY_REQUIRED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1258,7 +1956,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: API_KEY_LIMIT_REACHED */
+                /** @description Error: `API_KEY_LIMIT_REACHED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1267,7 +1965,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -1276,7 +1974,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -1285,7 +1983,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_KEY_SCOPES, INVALID_KEY_LABEL, INVALID_KEY_EXPIRY */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_KEY_SCOPES`, `INVALID_KEY_LABEL`, `INVALID_KEY_EXPIRY` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1294,7 +1992,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1303,7 +2001,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1330,7 +2028,25 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a scoped API key (root key); it stops working at once */
+        /**
+         * Revoke a scoped API key (root key); it stops working at once
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 404 | `API_KEY_NOT_FOUND` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -1350,7 +2066,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1359,7 +2075,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1368,7 +2084,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED */
+                /** @description Error: `ROOT_KEY_REQUIRED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1377,7 +2093,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: API_KEY_NOT_FOUND */
+                /** @description Error: `API_KEY_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1386,7 +2102,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -1395,7 +2120,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1404,7 +2138,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1413,7 +2147,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1436,7 +2170,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Operator view of an agent (admin) */
+        /**
+         * Operator view of an agent (admin)
+         * @description **Authentication:** the X-Admin-Key header.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 401 | `INVALID_ADMIN_KEY` |
+         *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -1448,14 +2197,46 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The agent row and its referral */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent: {
+                                agent_id: string;
+                                agent_name: string;
+                                owner_identifier: string;
+                                tier: string;
+                                /** @description active or suspended */
+                                status: string;
+                                frozen: boolean;
+                                referral_agent: string | null;
+                                registration_source: string | null;
+                                agent_card_url: string | null;
+                                affiliation: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                            referral: {
+                                referred_agent_id: string;
+                                referrer_agent_id: string;
+                                status: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            } | null;
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1464,7 +2245,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_ADMIN_KEY */
+                /** @description Error: `INVALID_ADMIN_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1473,7 +2254,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND */
+                /** @description Error: `AGENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1482,7 +2263,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -1491,7 +2272,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1500,7 +2281,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1509,7 +2290,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ADMIN_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1537,7 +2318,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Rate an interaction with another agent (you are the rater); appended to the public trust log */
+        /**
+         * Rate an interaction with another agent (you are the rater); appended to the public trust log
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `REPUTATION_SUBJECT_INELIGIBLE` |
+         *     | 404 | `SUBJECT_NOT_FOUND`, `RATER_NOT_FOUND` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INTERACTION_REF_TYPE_REQUIRED`, `INTERACTION_REF_INVALID` |
+         *     | 429 | `INTERACTION_RATE_LIMITED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1569,16 +2368,96 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            /** @description true: this rater already rated this interaction; the first rating stands */
+                            duplicate: boolean;
+                            event_id: string;
+                            log_index: number;
+                            /** @description RFC 9162 leaf hash of the rating's trust log entry (base64) */
+                            leaf_hash?: string;
+                            subject_agent_id: string;
+                            /** @description The subject's custody epoch */
+                            epoch: number;
+                            outcome: string;
+                            category: string;
+                            /** @description 1 for a staked, sponsored or established rater, else 0.5 */
+                            rater_weight: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
                 /** @description Default Response */
                 201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            /** @description true: this rater already rated this interaction; the first rating stands */
+                            duplicate: boolean;
+                            event_id: string;
+                            log_index: number;
+                            /** @description RFC 9162 leaf hash of the rating's trust log entry (base64) */
+                            leaf_hash?: string;
+                            subject_agent_id: string;
+                            /** @description The subject's custody epoch */
+                            epoch: number;
+                            outcome: string;
+                            category: string;
+                            /** @description 1 for a staked, sponsored or established rater, else 0.5 */
+                            rater_weight: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1587,7 +2466,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1596,7 +2475,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, REPUTATION_SUBJECT_INELIGIBLE */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `REPUTATION_SUBJECT_INELIGIBLE` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1605,7 +2484,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SUBJECT_NOT_FOUND, RATER_NOT_FOUND */
+                /** @description Errors: `SUBJECT_NOT_FOUND`, `RATER_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1614,7 +2493,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -1623,7 +2502,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -1632,7 +2511,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INTERACTION_REF_TYPE_REQUIRED, INTERACTION_REF_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `INTERACTION_REF_TYPE_REQUIRED`, `INTERACTION_REF_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1641,7 +2520,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERACTION_RATE_LIMITED */
+                /** @description Error: `INTERACTION_RATE_LIMITED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1650,7 +2529,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1659,7 +2538,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1683,13 +2562,30 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reputation of an agent per custody epoch; with include_events, its rated events (each with its trust log index) */
+        /**
+         * Reputation of an agent per custody epoch; with include_events, its rated events (each with its trust log index)
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 404 | `AGENT_NOT_FOUND`, `EPOCH_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_CURSOR` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
                     /** @description A custody epoch (default: the current one) */
                     epoch?: number;
-                    /** @description List the epoch's rated events, newest first */
+                    /**
+                     * @description List the epoch's rated events, newest first
+                     * @example true
+                     */
                     include_events?: boolean;
                     /** @description Events per page (include_events) */
                     limit?: number;
@@ -1709,9 +2605,100 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            /** @description The epoch shown */
+                            epoch: number;
+                            current_epoch: number;
+                            /**
+                             * Format: date-time
+                             * @description Now for the open epoch, its close for a closed one
+                             */
+                            as_of: string;
+                            epochs: {
+                                epoch: number;
+                                /** Format: date-time */
+                                opened_at: string;
+                                /** @description registration, recovery or custody_transfer */
+                                opened_by: string;
+                                closed_at: string | null;
+                                open_log_index: number | null;
+                            }[];
+                            reputation: {
+                                /** @description Beta mean alpha/(alpha+beta), 6 decimals */
+                                score: number;
+                                /** @description scored, or insufficient_data below 3 counted interactions */
+                                status: string;
+                                variance: number;
+                                /** @description 95 % equal-tailed credible interval [low, high] */
+                                confidence_interval: number[];
+                                beta_alpha: number;
+                                beta_beta: number;
+                                event_count: number;
+                                signal_count: number;
+                                beta_half_life_days: number;
+                                scoring_model: string;
+                                decay_half_life_days: number;
+                                last_updated: string | null;
+                                notice: string;
+                            };
+                            reputation_sub_signals?: {
+                                task_completion: {
+                                    score: number;
+                                    beta_alpha: number;
+                                    beta_beta: number;
+                                    /** @description 95 % equal-tailed credible interval [low, high] */
+                                    confidence_interval: number[];
+                                    interaction_count: number;
+                                    /** @description linear_90_days */
+                                    decay: string;
+                                } | null;
+                                accuracy: {
+                                    score: number;
+                                    beta_alpha: number;
+                                    beta_beta: number;
+                                    /** @description 95 % equal-tailed credible interval [low, high] */
+                                    confidence_interval: number[];
+                                    interaction_count: number;
+                                    /** @description linear_90_days */
+                                    decay: string;
+                                } | null;
+                                responsiveness: {
+                                    score: number;
+                                    beta_alpha: number;
+                                    beta_beta: number;
+                                    /** @description 95 % equal-tailed credible interval [low, high] */
+                                    confidence_interval: number[];
+                                    interaction_count: number;
+                                    /** @description linear_90_days */
+                                    decay: string;
+                                } | null;
+                            };
+                            /** @description With include_events: newest first */
+                            events?: {
+                                event_id: string;
+                                log_index: number;
+                                rater_agent_id: string;
+                                ref_type: string;
+                                ref_id: string;
+                                outcome: string;
+                                category: string;
+                                rater_weight: number;
+                                /** @description rater_weight after the 30-day half-life decay as of as_of; 0 when suppressed */
+                                weight_now: number;
+                                /** @description An upheld dispute set its weight to 0 */
+                                suppressed: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                            next_cursor?: string | null;
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1720,7 +2707,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND, EPOCH_NOT_FOUND */
+                /** @description Errors: `AGENT_NOT_FOUND`, `EPOCH_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1729,7 +2716,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -1738,7 +2725,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_CURSOR */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_CURSOR` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1747,7 +2734,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1756,7 +2743,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1784,7 +2771,26 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Dispute a reputation event of which you are the subject (3 per UTC day); an admin decides */
+        /**
+         * Dispute a reputation event of which you are the subject (3 per UTC day); an admin decides
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `DISPUTE_NOT_SUBJECT` |
+         *     | 404 | `REPUTATION_EVENT_NOT_FOUND` |
+         *     | 409 | `DISPUTE_ALREADY_FILED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `DISPUTE_REASON_INVALID` |
+         *     | 429 | `DISPUTE_RATE_LIMITED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1808,9 +2814,41 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            dispute_id: string;
+                            event_id: string;
+                            /** @description open */
+                            dispute_status: string;
+                            /** Format: date-time */
+                            filed_at: string;
+                            log_index: number;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1819,7 +2857,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1828,7 +2866,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, DISPUTE_NOT_SUBJECT */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `DISPUTE_NOT_SUBJECT` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1837,7 +2875,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: REPUTATION_EVENT_NOT_FOUND */
+                /** @description Error: `REPUTATION_EVENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1846,7 +2884,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DISPUTE_ALREADY_FILED */
+                /** @description Error: `DISPUTE_ALREADY_FILED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1855,7 +2893,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -1864,7 +2902,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -1873,7 +2911,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, DISPUTE_REASON_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `DISPUTE_REASON_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1882,7 +2920,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DISPUTE_RATE_LIMITED */
+                /** @description Error: `DISPUTE_RATE_LIMITED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1891,7 +2929,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -1900,7 +2938,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1926,7 +2964,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Decide a dispute (admin): upheld sets the event's weight to 0, dismissed leaves it; appended to the trust log */
+        /**
+         * Decide a dispute (admin): upheld sets the event's weight to 0, dismissed leaves it; appended to the trust log
+         * @description **Authentication:** the X-Admin-Key header.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_ADMIN_KEY` |
+         *     | 404 | `DISPUTE_NOT_FOUND` |
+         *     | 409 | `DISPUTE_ALREADY_DECIDED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1951,9 +3007,22 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            dispute_id: string;
+                            event_id: string;
+                            /** @description upheld or dismissed */
+                            dispute_status: string;
+                            /** Format: date-time */
+                            decided_at: string;
+                            log_index: number;
+                            event_weight: number | null;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON, BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1962,7 +3031,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_ADMIN_KEY */
+                /** @description Error: `INVALID_ADMIN_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1971,7 +3040,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DISPUTE_NOT_FOUND */
+                /** @description Error: `DISPUTE_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1980,7 +3049,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DISPUTE_ALREADY_DECIDED */
+                /** @description Error: `DISPUTE_ALREADY_DECIDED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1989,7 +3058,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -1998,7 +3067,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -2007,7 +3076,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -2016,7 +3085,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2025,7 +3094,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2034,7 +3103,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ADMIN_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2058,17 +3127,35 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The public directory: listed agents and synthetic founding profiles, best reputation first, then oldest; keyset pages with an opaque cursor */
+        /**
+         * The public directory: listed agents and synthetic founding profiles, best reputation first, then oldest; keyset pages with an opaque cursor
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_DIRECTORY_CURSOR` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
                     /** @description next_cursor of the previous page, opaque (omit on the first request); it continues the same walk and needs the same filters */
                     cursor?: string;
-                    /** @description Agents per page, 1 to 100 (default 20) */
+                    /**
+                     * @description Agents per page, 1 to 100 (default 20)
+                     * @example 20
+                     */
                     limit?: number;
                     /** @description Only agents that declared this agent_type (exact lowercase label) */
                     agent_type?: string;
-                    /** @description Only agents that declared this domain (exact lowercase label) */
+                    /**
+                     * @description Only agents that declared this domain (exact lowercase label)
+                     * @example finance
+                     */
                     domain?: string;
                     /** @description true: only bridge agents (they declared an external agent_card_url) */
                     bridge_only?: boolean;
@@ -2111,9 +3198,32 @@ export interface paths {
                                 };
                                 reputation_score: number | null;
                                 reputation_status: string;
-                                /** @description Per category, null below 3 interactions, else score, beta_alpha, beta_beta, interaction_count, decay (the passport adds the credible interval); only when the agent's visibility is decomposed */
+                                /** @description Per category, null below 3 interactions in the 90-day window; only when the agent's visibility is decomposed */
                                 reputation_sub_signals?: {
-                                    [key: string]: unknown;
+                                    task_completion: {
+                                        score: number;
+                                        beta_alpha: number;
+                                        beta_beta: number;
+                                        interaction_count: number;
+                                        /** @description linear_90_days */
+                                        decay: string;
+                                    } | null;
+                                    accuracy: {
+                                        score: number;
+                                        beta_alpha: number;
+                                        beta_beta: number;
+                                        interaction_count: number;
+                                        /** @description linear_90_days */
+                                        decay: string;
+                                    } | null;
+                                    responsiveness: {
+                                        score: number;
+                                        beta_alpha: number;
+                                        beta_beta: number;
+                                        interaction_count: number;
+                                        /** @description linear_90_days */
+                                        decay: string;
+                                    } | null;
                                 };
                                 /** @description The score the order uses (the walk's version of the directory) */
                                 rank_score: number;
@@ -2127,7 +3237,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Error: INVALID_DIRECTORY_CURSOR */
+                /** @description Error: `INVALID_DIRECTORY_CURSOR` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2136,7 +3246,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2145,7 +3255,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2154,7 +3264,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2182,7 +3292,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Vouch for a skill another agent lists (one active vouch per skill); appended to the trust log */
+        /**
+         * Vouch for a skill another agent lists (one active vouch per skill); appended to the trust log
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `VOUCH_INELIGIBLE`, `PASSPORT_REVOKED` |
+         *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `VOUCH_SKILL_NOT_LISTED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2206,16 +3334,98 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            /** @description true: you already vouched for this skill; the first vouch stands */
+                            duplicate: boolean;
+                            vouch_id: string;
+                            target_agent_id: string;
+                            voucher_agent_id: string;
+                            skill: string;
+                            /** @description The target's custody epoch the vouch counts in */
+                            epoch: number;
+                            /** @description 1 for a staked, sponsored or established voucher, else 0.5 */
+                            voucher_weight: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description The vouch.given trust log entry */
+                            log_index: number;
+                            /** @description null: the vouch is active */
+                            revoked_at: string | null;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
                 /** @description Default Response */
                 201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            /** @description true: you already vouched for this skill; the first vouch stands */
+                            duplicate: boolean;
+                            vouch_id: string;
+                            target_agent_id: string;
+                            voucher_agent_id: string;
+                            skill: string;
+                            /** @description The target's custody epoch the vouch counts in */
+                            epoch: number;
+                            /** @description 1 for a staked, sponsored or established voucher, else 0.5 */
+                            voucher_weight: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description The vouch.given trust log entry */
+                            log_index: number;
+                            /** @description null: the vouch is active */
+                            revoked_at: string | null;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON, BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2224,7 +3434,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2233,7 +3443,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, VOUCH_INELIGIBLE, PASSPORT_REVOKED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `VOUCH_INELIGIBLE`, `PASSPORT_REVOKED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2242,7 +3452,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND */
+                /** @description Error: `AGENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2251,7 +3461,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -2260,7 +3470,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -2269,7 +3479,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -2278,7 +3488,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, VOUCH_SKILL_NOT_LISTED */
+                /** @description Errors: `VALIDATION_FAILED`, `VOUCH_SKILL_NOT_LISTED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2287,7 +3497,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2296,7 +3506,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2322,7 +3532,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Revoke your vouch for a skill of an agent; appended to the trust log */
+        /**
+         * Revoke your vouch for a skill of an agent; appended to the trust log
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `PASSPORT_REVOKED` |
+         *     | 404 | `AGENT_NOT_FOUND`, `VOUCH_NOT_FOUND` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2346,9 +3574,50 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            vouch_id: string;
+                            target_agent_id: string;
+                            voucher_agent_id: string;
+                            skill: string;
+                            /** @description The target's custody epoch the vouch counts in */
+                            epoch: number;
+                            /** @description 1 for a staked, sponsored or established voucher, else 0.5 */
+                            voucher_weight: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description The vouch.given trust log entry */
+                            log_index: number;
+                            /** Format: date-time */
+                            revoked_at: string;
+                            /** @description The vouch.revoked trust log entry */
+                            revoked_log_index: number;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON, BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2357,7 +3626,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2366,7 +3635,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, PASSPORT_REVOKED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `PASSPORT_REVOKED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2375,7 +3644,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND, VOUCH_NOT_FOUND */
+                /** @description Errors: `AGENT_NOT_FOUND`, `VOUCH_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2384,7 +3653,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -2393,7 +3662,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -2402,7 +3671,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -2411,7 +3680,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2420,7 +3689,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2429,7 +3698,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2453,7 +3722,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your consolidation policy (root key): template, params with declared_at, version and log index; recorded only */
+        /**
+         * Your consolidation policy (root key): template, params with declared_at, version and log index; recorded only
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 404 | `CONSOLIDATION_POLICY_NOT_FOUND` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -2468,9 +3751,61 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            policy: {
+                                agent_id: string;
+                                /** @description consolidation-v1 */
+                                template_id: string;
+                                params: {
+                                    /**
+                                     * @description Version of this params schema: 1
+                                     * @enum {number}
+                                     */
+                                    schema_version: 1;
+                                    compression: {
+                                        strategy: "none" | "deduplicate" | "summarize" | "cluster_summarize";
+                                        /** @description Share of the original size a consolidated set keeps, (0, 1]; 1 with strategy none */
+                                        target_ratio: number;
+                                        /** @description Entries younger than this are never compressed */
+                                        min_age_days: number;
+                                    };
+                                    /** @description Four weights that sum to 1 */
+                                    weighting: {
+                                        /** @description Weight of recency, 0 to 1 */
+                                        recency: number;
+                                        /** @description Weight of the importance label, 0 to 1 */
+                                        importance: number;
+                                        /** @description Weight of how often an entry is read, 0 to 1 */
+                                        access_frequency: number;
+                                        /** @description Weight of the entry's confidence, 0 to 1 */
+                                        confidence: number;
+                                    };
+                                    /** @description At most 16; one per (importance, action); per importance compress < archive < forget in after_days */
+                                    fade_rules: {
+                                        importance: "critical" | "high" | "normal" | "low";
+                                        after_days: number;
+                                        action: "compress" | "archive" | "forget";
+                                    }[];
+                                    /** Format: date-time */
+                                    declared_at: string;
+                                };
+                                /** @description 1 for the first declaration, one more per amend */
+                                version: number;
+                                /** Format: date-time */
+                                declared_at: string;
+                                /** @description The consolidation.amended trust log entry */
+                                log_index: number;
+                                /** @description Always true: svc runs no consolidation engine */
+                                recorded_only: boolean;
+                                notice: string;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2479,7 +3814,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED */
+                /** @description Error: `ROOT_KEY_REQUIRED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2488,7 +3823,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CONSOLIDATION_POLICY_NOT_FOUND */
+                /** @description Error: `CONSOLIDATION_POLICY_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2497,7 +3832,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2506,7 +3850,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2532,7 +3876,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's declared consolidation policy (public); recorded only, svc runs no consolidation engine */
+        /**
+         * An agent's declared consolidation policy (public); recorded only, svc runs no consolidation engine
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 404 | `AGENT_NOT_FOUND`, `CONSOLIDATION_POLICY_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -2549,9 +3907,61 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            policy: {
+                                agent_id: string;
+                                /** @description consolidation-v1 */
+                                template_id: string;
+                                params: {
+                                    /**
+                                     * @description Version of this params schema: 1
+                                     * @enum {number}
+                                     */
+                                    schema_version: 1;
+                                    compression: {
+                                        strategy: "none" | "deduplicate" | "summarize" | "cluster_summarize";
+                                        /** @description Share of the original size a consolidated set keeps, (0, 1]; 1 with strategy none */
+                                        target_ratio: number;
+                                        /** @description Entries younger than this are never compressed */
+                                        min_age_days: number;
+                                    };
+                                    /** @description Four weights that sum to 1 */
+                                    weighting: {
+                                        /** @description Weight of recency, 0 to 1 */
+                                        recency: number;
+                                        /** @description Weight of the importance label, 0 to 1 */
+                                        importance: number;
+                                        /** @description Weight of how often an entry is read, 0 to 1 */
+                                        access_frequency: number;
+                                        /** @description Weight of the entry's confidence, 0 to 1 */
+                                        confidence: number;
+                                    };
+                                    /** @description At most 16; one per (importance, action); per importance compress < archive < forget in after_days */
+                                    fade_rules: {
+                                        importance: "critical" | "high" | "normal" | "low";
+                                        after_days: number;
+                                        action: "compress" | "archive" | "forget";
+                                    }[];
+                                    /** Format: date-time */
+                                    declared_at: string;
+                                };
+                                /** @description 1 for the first declaration, one more per amend */
+                                version: number;
+                                /** Format: date-time */
+                                declared_at: string;
+                                /** @description The consolidation.amended trust log entry */
+                                log_index: number;
+                                /** @description Always true: svc runs no consolidation engine */
+                                recorded_only: boolean;
+                                notice: string;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2560,7 +3970,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND, CONSOLIDATION_POLICY_NOT_FOUND */
+                /** @description Errors: `AGENT_NOT_FOUND`, `CONSOLIDATION_POLICY_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2569,7 +3979,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -2578,7 +3988,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2587,7 +3997,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2596,7 +4006,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2624,7 +4034,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Declare or amend your consolidation policy (root key; template consolidation-v1, signed with svc.consolidation.amend.v1); a trust log entry */
+        /**
+         * Declare or amend your consolidation policy (root key; template consolidation-v1, signed with svc.consolidation.amend.v1); a trust log entry
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
+         *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `CONSOLIDATION_POLICY_AMEND_FORBIDDEN` |
+         *     | 404 | `CHALLENGE_NOT_FOUND` |
+         *     | 409 | `CHALLENGE_ALREADY_USED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `CONSOLIDATION_POLICY_TEMPLATE_INVALID`, `PASSPORT_SIGNATURE_REQUIRED`, `CONSOLIDATION_POLICY_PARAMS_INVALID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2685,9 +4113,61 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            policy: {
+                                agent_id: string;
+                                /** @description consolidation-v1 */
+                                template_id: string;
+                                params: {
+                                    /**
+                                     * @description Version of this params schema: 1
+                                     * @enum {number}
+                                     */
+                                    schema_version: 1;
+                                    compression: {
+                                        strategy: "none" | "deduplicate" | "summarize" | "cluster_summarize";
+                                        /** @description Share of the original size a consolidated set keeps, (0, 1]; 1 with strategy none */
+                                        target_ratio: number;
+                                        /** @description Entries younger than this are never compressed */
+                                        min_age_days: number;
+                                    };
+                                    /** @description Four weights that sum to 1 */
+                                    weighting: {
+                                        /** @description Weight of recency, 0 to 1 */
+                                        recency: number;
+                                        /** @description Weight of the importance label, 0 to 1 */
+                                        importance: number;
+                                        /** @description Weight of how often an entry is read, 0 to 1 */
+                                        access_frequency: number;
+                                        /** @description Weight of the entry's confidence, 0 to 1 */
+                                        confidence: number;
+                                    };
+                                    /** @description At most 16; one per (importance, action); per importance compress < archive < forget in after_days */
+                                    fade_rules: {
+                                        importance: "critical" | "high" | "normal" | "low";
+                                        after_days: number;
+                                        action: "compress" | "archive" | "forget";
+                                    }[];
+                                    /** Format: date-time */
+                                    declared_at: string;
+                                };
+                                /** @description 1 for the first declaration, one more per amend */
+                                version: number;
+                                /** Format: date-time */
+                                declared_at: string;
+                                /** @description The consolidation.amended trust log entry */
+                                log_index: number;
+                                /** @description Always true: svc runs no consolidation engine */
+                                recorded_only: boolean;
+                                notice: string;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2696,7 +4176,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY, PASSPORT_SIGNATURE_INVALID, CHALLENGE_EXPIRED */
+                /** @description Errors: `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2705,7 +4185,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED, PASSPORT_REVOKED, CONSOLIDATION_POLICY_AMEND_FORBIDDEN */
+                /** @description Errors: `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `CONSOLIDATION_POLICY_AMEND_FORBIDDEN` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2714,7 +4194,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_NOT_FOUND */
+                /** @description Error: `CHALLENGE_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2723,7 +4203,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_ALREADY_USED */
+                /** @description Error: `CHALLENGE_ALREADY_USED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2732,7 +4212,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -2741,7 +4221,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -2750,7 +4230,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, CONSOLIDATION_POLICY_TEMPLATE_INVALID, PASSPORT_SIGNATURE_REQUIRED, CONSOLIDATION_POLICY_PARAMS_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `CONSOLIDATION_POLICY_TEMPLATE_INVALID`, `PASSPORT_SIGNATURE_REQUIRED`, `CONSOLIDATION_POLICY_PARAMS_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2759,7 +4239,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2768,7 +4248,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2792,7 +4272,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your policy bindings (root key), each checked against its trust log entry */
+        /**
+         * Your policy bindings (root key), each checked against its trust log entry
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 404 | `POLICY_BINDING_NOT_FOUND` |
+         *     | 409 | `POLICY_BINDING_CORRUPT` |
+         *     | 422 | `VALIDATION_FAILED`, `POLICY_BINDING_TYPE_INVALID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
@@ -2810,9 +4305,30 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            bindings: {
+                                /** @description tool_allow_list */
+                                binding_type: string;
+                                /** @description tool_allow_list: the tool names allowed */
+                                params: {
+                                    allowed_tools: string[];
+                                };
+                                /** @description SHA-256 (hex) of the params' RFC 8785 bytes, as the trust log entry records it */
+                                params_sha256: string;
+                                version: number;
+                                /** Format: date-time */
+                                bound_at: string;
+                                /** @description The policy_binding.amended trust log entry */
+                                log_index: number;
+                            }[];
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2821,7 +4337,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED */
+                /** @description Error: `ROOT_KEY_REQUIRED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2830,7 +4346,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: POLICY_BINDING_NOT_FOUND */
+                /** @description Error: `POLICY_BINDING_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2839,7 +4355,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: POLICY_BINDING_CORRUPT */
+                /** @description Error: `POLICY_BINDING_CORRUPT` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2848,7 +4364,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, POLICY_BINDING_TYPE_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `POLICY_BINDING_TYPE_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2857,7 +4373,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2866,7 +4382,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2892,7 +4408,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's policy bindings (public), each checked against its trust log entry */
+        /**
+         * An agent's policy bindings (public), each checked against its trust log entry
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 404 | `AGENT_NOT_FOUND`, `POLICY_BINDING_NOT_FOUND` |
+         *     | 409 | `POLICY_BINDING_CORRUPT` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED`, `POLICY_BINDING_TYPE_INVALID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
@@ -2912,9 +4443,30 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            bindings: {
+                                /** @description tool_allow_list */
+                                binding_type: string;
+                                /** @description tool_allow_list: the tool names allowed */
+                                params: {
+                                    allowed_tools: string[];
+                                };
+                                /** @description SHA-256 (hex) of the params' RFC 8785 bytes, as the trust log entry records it */
+                                params_sha256: string;
+                                version: number;
+                                /** Format: date-time */
+                                bound_at: string;
+                                /** @description The policy_binding.amended trust log entry */
+                                log_index: number;
+                            }[];
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2923,7 +4475,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND, POLICY_BINDING_NOT_FOUND */
+                /** @description Errors: `AGENT_NOT_FOUND`, `POLICY_BINDING_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2932,7 +4484,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: POLICY_BINDING_CORRUPT */
+                /** @description Error: `POLICY_BINDING_CORRUPT` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2941,7 +4493,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -2950,7 +4502,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, POLICY_BINDING_TYPE_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `POLICY_BINDING_TYPE_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2959,7 +4511,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -2968,7 +4520,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2996,7 +4548,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Bind or amend a policy (root key; tool_allow_list of up to 32 tool names, signed with svc.policy_binding.amend.v1); a trust log entry */
+        /**
+         * Bind or amend a policy (root key; tool_allow_list of up to 32 tool names, signed with svc.policy_binding.amend.v1); a trust log entry
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
+         *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `POLICY_BINDING_AMEND_FORBIDDEN` |
+         *     | 404 | `CHALLENGE_NOT_FOUND` |
+         *     | 409 | `CHALLENGE_ALREADY_USED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `POLICY_BINDING_TYPE_INVALID`, `PASSPORT_SIGNATURE_REQUIRED`, `POLICY_BINDING_PARAMS_INVALID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3030,9 +4600,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            binding: {
+                                /** @description tool_allow_list */
+                                binding_type: string;
+                                /** @description tool_allow_list: the tool names allowed */
+                                params: {
+                                    allowed_tools: string[];
+                                };
+                                /** @description SHA-256 (hex) of the params' RFC 8785 bytes, as the trust log entry records it */
+                                params_sha256: string;
+                                version: number;
+                                /** Format: date-time */
+                                bound_at: string;
+                                /** @description The policy_binding.amended trust log entry */
+                                log_index: number;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3041,7 +4631,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY, PASSPORT_SIGNATURE_INVALID, CHALLENGE_EXPIRED */
+                /** @description Errors: `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3050,7 +4640,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED, PASSPORT_REVOKED, POLICY_BINDING_AMEND_FORBIDDEN */
+                /** @description Errors: `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `POLICY_BINDING_AMEND_FORBIDDEN` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3059,7 +4649,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_NOT_FOUND */
+                /** @description Error: `CHALLENGE_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -3068,7 +4658,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_ALREADY_USED */
+                /** @description Error: `CHALLENGE_ALREADY_USED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3077,7 +4667,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -3086,7 +4676,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -3095,7 +4685,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, POLICY_BINDING_TYPE_INVALID, PASSPORT_SIGNATURE_REQUIRED, POLICY_BINDING_PARAMS_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `POLICY_BINDING_TYPE_INVALID`, `PASSPORT_SIGNATURE_REQUIRED`, `POLICY_BINDING_PARAMS_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3104,7 +4694,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3113,7 +4703,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3139,7 +4729,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Delegate: a scoped sub-key limited to a write_set of svc tools (within your tool_allow_list binding); shown once */
+        /**
+         * Delegate: a scoped sub-key limited to a write_set of svc tools (within your tool_allow_list binding); shown once
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `DELEGATION_FORBIDDEN`, `POLICY_BINDING_WRITE_SET_EXCEEDED` |
+         *     | 409 | `API_KEY_LIMIT_REACHED`, `POLICY_BINDING_CORRUPT` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `DELEGATION_WRITE_SET_INVALID`, `INVALID_KEY_LABEL`, `INVALID_KEY_EXPIRY` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3171,9 +4779,30 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            /** @description The delegated key: shown once, only its SHA-256 is stored */
+                            api_key: string;
+                            key_id: string;
+                            /** @description The capabilities the write_set's routes need */
+                            scopes: string[];
+                            label: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            expires_at: string | null;
+                            /** @description scoped */
+                            kind: string;
+                            parent_agent_id: string;
+                            write_set: string[];
+                            /** @description The delegation.issued trust log entry */
+                            delegation_log_index: number;
+                            policy_binding_log_index: number | null;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON, BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3182,7 +4811,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3191,7 +4820,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, DELEGATION_FORBIDDEN, POLICY_BINDING_WRITE_SET_EXCEEDED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `DELEGATION_FORBIDDEN`, `POLICY_BINDING_WRITE_SET_EXCEEDED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3200,7 +4829,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: API_KEY_LIMIT_REACHED, POLICY_BINDING_CORRUPT */
+                /** @description Errors: `API_KEY_LIMIT_REACHED`, `POLICY_BINDING_CORRUPT` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3209,7 +4838,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -3218,7 +4847,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -3227,7 +4856,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -3236,7 +4865,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, DELEGATION_WRITE_SET_INVALID, INVALID_KEY_LABEL, INVALID_KEY_EXPIRY */
+                /** @description Errors: `VALIDATION_FAILED`, `DELEGATION_WRITE_SET_INVALID`, `INVALID_KEY_LABEL`, `INVALID_KEY_EXPIRY` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3245,7 +4874,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3254,7 +4883,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3280,7 +4909,24 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Commit the SHA-256 digest of your journal (only the digest is accepted); a trust log entry whose index proves when */
+        /**
+         * Commit the SHA-256 digest of your journal (only the digest is accepted); a trust log entry whose index proves when
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:memory`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 409 | `JOURNAL_COMMITMENT_DUPLICATE` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `JOURNAL_HASH_INVALID`, `JOURNAL_ATTESTATION_INVALID`, `JOURNAL_PREIMAGE_FORBIDDEN` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3309,9 +4955,31 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            commitment_id: string;
+                            agent_id: string;
+                            /** @description base64 of the 32-byte digest (standard alphabet, padded) */
+                            commitment_hash: string;
+                            commit_attestation: {
+                                /** @description mcp_v163 | langgraph_v163 | api_v163 */
+                                source: string;
+                                client?: string;
+                            } | null;
+                            /** @description The custody epoch it was committed in */
+                            epoch: number;
+                            /** Format: date-time */
+                            committed_at: string;
+                            /** @description The journal.committed trust log entry: its inclusion proof shows when */
+                            log_index: number;
+                            /** @description RFC 9162 leaf hash of the trust log entry (base64) */
+                            leaf_hash: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3320,7 +4988,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3329,7 +4997,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3338,7 +5006,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: JOURNAL_COMMITMENT_DUPLICATE */
+                /** @description Error: `JOURNAL_COMMITMENT_DUPLICATE` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3347,7 +5015,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -3356,7 +5024,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -3365,7 +5033,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, JOURNAL_HASH_INVALID, JOURNAL_ATTESTATION_INVALID, JOURNAL_PREIMAGE_FORBIDDEN */
+                /** @description Errors: `VALIDATION_FAILED`, `JOURNAL_HASH_INVALID`, `JOURNAL_ATTESTATION_INVALID`, `JOURNAL_PREIMAGE_FORBIDDEN` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3374,7 +5042,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3383,7 +5051,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3407,7 +5075,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your journal commitments, newest first (keyset pages) */
+        /**
+         * Your journal commitments, newest first (keyset pages)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:memory`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_CURSOR` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
@@ -3426,9 +5107,34 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            commitments: {
+                                commitment_id: string;
+                                agent_id: string;
+                                /** @description base64 of the 32-byte digest (standard alphabet, padded) */
+                                commitment_hash: string;
+                                commit_attestation: {
+                                    /** @description mcp_v163 | langgraph_v163 | api_v163 */
+                                    source: string;
+                                    client?: string;
+                                } | null;
+                                /** @description The custody epoch it was committed in */
+                                epoch: number;
+                                /** Format: date-time */
+                                committed_at: string;
+                                /** @description The journal.committed trust log entry: its inclusion proof shows when */
+                                log_index: number;
+                            }[];
+                            total: number;
+                            next_cursor: string | null;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3437,7 +5143,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3446,7 +5152,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_CURSOR */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_CURSOR` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3455,7 +5161,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3464,7 +5170,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3490,7 +5196,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's journal commitments (public), newest first (keyset pages) */
+        /**
+         * An agent's journal commitments (public), newest first (keyset pages)
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_CURSOR` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
@@ -3511,9 +5231,34 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            commitments: {
+                                commitment_id: string;
+                                agent_id: string;
+                                /** @description base64 of the 32-byte digest (standard alphabet, padded) */
+                                commitment_hash: string;
+                                commit_attestation: {
+                                    /** @description mcp_v163 | langgraph_v163 | api_v163 */
+                                    source: string;
+                                    client?: string;
+                                } | null;
+                                /** @description The custody epoch it was committed in */
+                                epoch: number;
+                                /** Format: date-time */
+                                committed_at: string;
+                                /** @description The journal.committed trust log entry: its inclusion proof shows when */
+                                log_index: number;
+                            }[];
+                            total: number;
+                            next_cursor: string | null;
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3522,7 +5267,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND */
+                /** @description Error: `AGENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -3531,7 +5276,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -3540,7 +5285,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_CURSOR */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_CURSOR` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3549,7 +5294,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3558,7 +5303,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3586,7 +5331,24 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Register a tool passport (root key): name, description, optional Ed25519 public key, declared risk_class and model provenance */
+        /**
+         * Register a tool passport (root key): name, description, optional Ed25519 public key, declared risk_class and model provenance
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 409 | `TOOL_PASSPORT_NAME_TAKEN`, `TOOL_PASSPORT_LIMIT_REACHED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_TOOL_PUBLIC_KEY` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3615,9 +5377,52 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            passport: {
+                                /** @description did:svc:tool:<tool_id> */
+                                did: string;
+                                tool_id: string;
+                                name: string;
+                                description: string;
+                                owner: {
+                                    agent_id: string;
+                                    did: string;
+                                    passport_url: string;
+                                };
+                                public_key: string | null;
+                                public_key_sha256: string | null;
+                                key_algorithm: string | null;
+                                key_version: number;
+                                /** @description low or high, declared */
+                                risk_class: string;
+                                risk_class_notice: string;
+                                model_provenance: {
+                                    hash: string | null;
+                                    label: string | null;
+                                    /** @description Always false: declared by the developer */
+                                    verified: boolean;
+                                    notice: string;
+                                } | null;
+                                /** @description active or revoked */
+                                status: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                rotated_at: string | null;
+                                revoked_at: string | null;
+                                log_indexes: {
+                                    registered: number;
+                                    rotated: number | null;
+                                    revoked: number | null;
+                                };
+                                passport_url: string;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3626,7 +5431,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3635,7 +5440,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED */
+                /** @description Error: `ROOT_KEY_REQUIRED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3644,7 +5449,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: TOOL_PASSPORT_NAME_TAKEN, TOOL_PASSPORT_LIMIT_REACHED */
+                /** @description Errors: `TOOL_PASSPORT_NAME_TAKEN`, `TOOL_PASSPORT_LIMIT_REACHED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3653,7 +5458,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -3662,7 +5467,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -3671,7 +5476,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_TOOL_PUBLIC_KEY */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_TOOL_PUBLIC_KEY` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3680,7 +5485,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3689,7 +5494,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3715,7 +5520,26 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Rotate a tool passport's public key (root key) */
+        /**
+         * Rotate a tool passport's public key (root key)
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 404 | `TOOL_PASSPORT_NOT_FOUND` |
+         *     | 409 | `TOOL_PASSPORT_REVOKED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_TOOL_PUBLIC_KEY` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3740,9 +5564,52 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            passport: {
+                                /** @description did:svc:tool:<tool_id> */
+                                did: string;
+                                tool_id: string;
+                                name: string;
+                                description: string;
+                                owner: {
+                                    agent_id: string;
+                                    did: string;
+                                    passport_url: string;
+                                };
+                                public_key: string | null;
+                                public_key_sha256: string | null;
+                                key_algorithm: string | null;
+                                key_version: number;
+                                /** @description low or high, declared */
+                                risk_class: string;
+                                risk_class_notice: string;
+                                model_provenance: {
+                                    hash: string | null;
+                                    label: string | null;
+                                    /** @description Always false: declared by the developer */
+                                    verified: boolean;
+                                    notice: string;
+                                } | null;
+                                /** @description active or revoked */
+                                status: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                rotated_at: string | null;
+                                revoked_at: string | null;
+                                log_indexes: {
+                                    registered: number;
+                                    rotated: number | null;
+                                    revoked: number | null;
+                                };
+                                passport_url: string;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON, BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3751,7 +5618,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3760,7 +5627,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED */
+                /** @description Error: `ROOT_KEY_REQUIRED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3769,7 +5636,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: TOOL_PASSPORT_NOT_FOUND */
+                /** @description Error: `TOOL_PASSPORT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -3778,7 +5645,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: TOOL_PASSPORT_REVOKED */
+                /** @description Error: `TOOL_PASSPORT_REVOKED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3787,7 +5654,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -3796,7 +5663,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -3805,7 +5672,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -3814,7 +5681,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_TOOL_PUBLIC_KEY */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_TOOL_PUBLIC_KEY` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3823,7 +5690,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3832,7 +5699,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3858,7 +5725,26 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Revoke a tool passport (root key); its public read shows it revoked */
+        /**
+         * Revoke a tool passport (root key); its public read shows it revoked
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 404 | `TOOL_PASSPORT_NOT_FOUND` |
+         *     | 409 | `TOOL_PASSPORT_REVOKED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3876,9 +5762,52 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            passport: {
+                                /** @description did:svc:tool:<tool_id> */
+                                did: string;
+                                tool_id: string;
+                                name: string;
+                                description: string;
+                                owner: {
+                                    agent_id: string;
+                                    did: string;
+                                    passport_url: string;
+                                };
+                                public_key: string | null;
+                                public_key_sha256: string | null;
+                                key_algorithm: string | null;
+                                key_version: number;
+                                /** @description low or high, declared */
+                                risk_class: string;
+                                risk_class_notice: string;
+                                model_provenance: {
+                                    hash: string | null;
+                                    label: string | null;
+                                    /** @description Always false: declared by the developer */
+                                    verified: boolean;
+                                    notice: string;
+                                } | null;
+                                /** @description active or revoked */
+                                status: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                rotated_at: string | null;
+                                revoked_at: string | null;
+                                log_indexes: {
+                                    registered: number;
+                                    rotated: number | null;
+                                    revoked: number | null;
+                                };
+                                passport_url: string;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3887,7 +5816,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3896,7 +5825,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED */
+                /** @description Error: `ROOT_KEY_REQUIRED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3905,7 +5834,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: TOOL_PASSPORT_NOT_FOUND */
+                /** @description Error: `TOOL_PASSPORT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -3914,7 +5843,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: TOOL_PASSPORT_REVOKED */
+                /** @description Error: `TOOL_PASSPORT_REVOKED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3923,7 +5852,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -3932,7 +5870,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3941,7 +5888,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -3950,7 +5897,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3974,7 +5921,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A tool passport (public; did:svc:tool:<tool_id>), never private material */
+        /**
+         * A tool passport (public; did:svc:tool:<tool_id>), never private material
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 404 | `TOOL_PASSPORT_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -3992,9 +5953,52 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            passport: {
+                                /** @description did:svc:tool:<tool_id> */
+                                did: string;
+                                tool_id: string;
+                                name: string;
+                                description: string;
+                                owner: {
+                                    agent_id: string;
+                                    did: string;
+                                    passport_url: string;
+                                };
+                                public_key: string | null;
+                                public_key_sha256: string | null;
+                                key_algorithm: string | null;
+                                key_version: number;
+                                /** @description low or high, declared */
+                                risk_class: string;
+                                risk_class_notice: string;
+                                model_provenance: {
+                                    hash: string | null;
+                                    label: string | null;
+                                    /** @description Always false: declared by the developer */
+                                    verified: boolean;
+                                    notice: string;
+                                } | null;
+                                /** @description active or revoked */
+                                status: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                rotated_at: string | null;
+                                revoked_at: string | null;
+                                log_indexes: {
+                                    registered: number;
+                                    rotated: number | null;
+                                    revoked: number | null;
+                                };
+                                passport_url: string;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4003,7 +6007,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: TOOL_PASSPORT_NOT_FOUND */
+                /** @description Error: `TOOL_PASSPORT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -4012,7 +6016,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -4021,7 +6025,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4030,7 +6034,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4039,7 +6043,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4065,7 +6069,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Latest signed checkpoint of the trust log (C2SP tlog-checkpoint in a signed note, text/plain) */
+        /**
+         * Latest signed checkpoint of the trust log (C2SP tlog-checkpoint in a signed note, text/plain)
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -4075,14 +6090,25 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The latest signed checkpoint (C2SP signed note) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "text/plain": string;
+                    };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4091,7 +6117,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4117,7 +6143,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Trust log entries [start, end) with their index, leaf hash and RFC 8785 bytes */
+        /**
+         * Trust log entries [start, end) with their index, leaf hash and RFC 8785 bytes
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED`, `TRUST_LOG_RANGE_INVALID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query: {
@@ -4137,9 +6174,36 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            tree_size: number;
+                            entries: {
+                                index: number;
+                                /** @description RFC 9162 leaf hash of entry_jcs (base64) */
+                                leaf_hash: string;
+                                entry: {
+                                    /** @description Entry format version: 1 */
+                                    v: number;
+                                    index: number;
+                                    kind: string;
+                                    /** Format: date-time */
+                                    at: string;
+                                    agent_id: string | null;
+                                    epoch: number | null;
+                                    /** @description The fact (docs/trust.md lists each kind's fields) */
+                                    data: {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                /** @description The entry's RFC 8785 bytes as UTF-8: what the leaf hash is computed over */
+                                entry_jcs: string;
+                            }[];
+                        };
+                    };
                 };
-                /** @description Error: VALIDATION_FAILED, TRUST_LOG_RANGE_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `TRUST_LOG_RANGE_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4148,7 +6212,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4157,7 +6221,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4183,7 +6247,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** RFC 9162 inclusion proof of an entry in a tree size */
+        /**
+         * RFC 9162 inclusion proof of an entry in a tree size
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED`, `TRUST_LOG_RANGE_INVALID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query: {
@@ -4203,9 +6278,18 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            index: number;
+                            tree_size: number;
+                            /** @description The inclusion proof, leaf to root */
+                            hashes: string[];
+                        };
+                    };
                 };
-                /** @description Error: VALIDATION_FAILED, TRUST_LOG_RANGE_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `TRUST_LOG_RANGE_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4214,7 +6298,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4223,7 +6307,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4249,7 +6333,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** RFC 9162 consistency proof between two tree sizes */
+        /**
+         * RFC 9162 consistency proof between two tree sizes
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED`, `TRUST_LOG_RANGE_INVALID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query: {
@@ -4269,9 +6364,17 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            first: number;
+                            second: number;
+                            hashes: string[];
+                        };
+                    };
                 };
-                /** @description Error: VALIDATION_FAILED, TRUST_LOG_RANGE_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `TRUST_LOG_RANGE_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4280,7 +6383,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4289,7 +6392,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4315,7 +6418,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The trust log's origin and public key (C2SP verifier key and PEM) */
+        /**
+         * The trust log's origin and public key (C2SP verifier key and PEM)
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -4330,9 +6444,30 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description The checkpoint origin and key name */
+                            origin: string;
+                            /** @description C2SP note verifier key: <name>+<hex key id>+<base64 type byte and key> */
+                            verifier_key: string;
+                            /** @description PEM SPKI Ed25519 public key */
+                            public_key: string;
+                            /** @description ed25519 */
+                            key_algorithm: string;
+                            checkpoint_url: string;
+                        };
+                    };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4341,7 +6476,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4367,7 +6502,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Each derived trust fact of an agent, the rule applied and the log entries behind it (admin) */
+        /**
+         * Each derived trust fact of an agent, the rule applied and the log entries behind it (admin)
+         * @description **Authentication:** the X-Admin-Key header.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 401 | `INVALID_ADMIN_KEY` |
+         *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -4384,9 +6534,39 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            /** Format: date-time */
+                            generated_at: string;
+                            epochs: {
+                                epoch: number;
+                                /** Format: date-time */
+                                opened_at: string;
+                                /** @description registration, recovery or custody_transfer */
+                                opened_by: string;
+                                closed_at: string | null;
+                                open_log_index: number | null;
+                            }[];
+                            /** @description Per derived fact (current_epoch, trust_levels, reputation, stake, ...) */
+                            facts: {
+                                [key: string]: {
+                                    value: unknown;
+                                    rule: string;
+                                    log_indexes: number[];
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            log_entries_by_kind: {
+                                [key: string]: number;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4395,7 +6575,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_ADMIN_KEY */
+                /** @description Error: `INVALID_ADMIN_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4404,7 +6584,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND */
+                /** @description Error: `AGENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -4413,7 +6593,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -4422,7 +6602,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4431,7 +6611,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4440,7 +6620,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ADMIN_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4466,7 +6646,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Replay the whole trust log into fresh projections and diff them with the stored ones (admin); the result is kept */
+        /**
+         * Replay the whole trust log into fresh projections and diff them with the stored ones (admin); the result is kept
+         * @description **Authentication:** the X-Admin-Key header.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_ADMIN_KEY` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -4481,9 +6673,31 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            check_id: string;
+                            /** Format: date-time */
+                            checked_at: string;
+                            tree_size: number;
+                            entries_replayed: number;
+                            agents_checked: number;
+                            mismatch_count: number;
+                            /** @description The first 200 (all are counted) */
+                            mismatches: {
+                                projection: string;
+                                key: string;
+                                field: string;
+                                expected: unknown;
+                                stored: unknown;
+                            }[];
+                            ok: boolean;
+                            duration_ms: number;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_ADMIN_KEY */
+                /** @description Error: `INVALID_ADMIN_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4492,7 +6706,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4501,7 +6724,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ADMIN_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4527,7 +6750,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The last parity check's result (admin) */
+        /**
+         * The last parity check's result (admin)
+         * @description **Authentication:** the X-Admin-Key header.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_ADMIN_KEY` |
+         *     | 404 | `PARITY_CHECK_NOT_RUN` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -4542,9 +6778,31 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            check_id: string;
+                            /** Format: date-time */
+                            checked_at: string;
+                            tree_size: number;
+                            entries_replayed: number;
+                            agents_checked: number;
+                            mismatch_count: number;
+                            /** @description The first 200 (all are counted) */
+                            mismatches: {
+                                projection: string;
+                                key: string;
+                                field: string;
+                                expected: unknown;
+                                stored: unknown;
+                            }[];
+                            ok: boolean;
+                            duration_ms: number;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_ADMIN_KEY */
+                /** @description Error: `INVALID_ADMIN_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4553,7 +6811,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PARITY_CHECK_NOT_RUN */
+                /** @description Error: `PARITY_CHECK_NOT_RUN` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -4562,7 +6820,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4571,7 +6838,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ADMIN_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4597,7 +6864,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Use of each trust feature (admin) */
+        /**
+         * Use of each trust feature (admin)
+         * @description **Authentication:** the X-Admin-Key header.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_ADMIN_KEY` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -4612,9 +6891,68 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            /** Format: date-time */
+                            generated_at: string;
+                            /** @description The window of the *_in_window counts */
+                            window_days: number;
+                            trust_log_entries: number;
+                            epochs_opened_by: {
+                                [key: string]: number;
+                            };
+                            identity?: {
+                                listed_agents: number;
+                                covenants_by_template: {
+                                    [key: string]: number;
+                                };
+                                recovery_keys_enrolled: number;
+                                scoped_keys_active: number;
+                                ephemeral_passports_last_30d: number;
+                            };
+                            reputation?: {
+                                events: number;
+                                events_in_window: number;
+                                subjects: number;
+                                raters: number;
+                                /** @description Per dispute status */
+                                disputes: {
+                                    [key: string]: number;
+                                };
+                            };
+                            vouches?: {
+                                active: number;
+                                given_in_window: number;
+                            };
+                            custody?: {
+                                recovery_intents_by_state: {
+                                    [key: string]: number;
+                                };
+                                staged_resurrections_active: number;
+                            };
+                            declarations?: {
+                                consolidation_policies: number;
+                                policy_bindings: number;
+                                journal_commitments: number;
+                                journal_commitments_in_window: number;
+                                tool_passports_active: number;
+                                delegations_in_window: number;
+                            };
+                            stake?: {
+                                stakes_by_tier: {
+                                    [key: string]: number;
+                                };
+                                stakes_cooling: number;
+                                sponsorships_in_force: number;
+                                sponsorships_ring_flagged: number;
+                                slashes_in_window: number;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_ADMIN_KEY */
+                /** @description Error: `INVALID_ADMIN_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4623,7 +6961,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4632,7 +6979,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ADMIN_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4658,7 +7005,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Billing snapshot: credit, tier, quotas and usage this month */
+        /**
+         * Billing snapshot: credit, tier, quotas and usage this month
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: any key of the agent.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -4668,14 +7027,55 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The billing snapshot */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            tier: string;
+                            /** @description 4 decimal places */
+                            credits_remaining_usd: string;
+                            /** @description Credit at stake (locked or cooling), never part of the spendable balance */
+                            credits_staked_usd: string;
+                            credits_expire_at: string | null;
+                            tier_label: string;
+                            auto_topup: boolean;
+                            /** @description True when storage, memory or parse quota is at cap */
+                            over_limit: boolean;
+                            calls_total: number;
+                            call_limit: number | null;
+                            payment_customer_id: string | null;
+                            payment_processor: string | null;
+                            recharge_consent_id: string | null;
+                            search_calls_this_month: number;
+                            search_calls_limit: number | null;
+                            search_calls_remaining: number;
+                            search_overage_rate_per_call: string | null;
+                            memory_ops_this_month: number;
+                            memory_ops_limit: number | null;
+                            /** @description Key-value memory only */
+                            memory_storage_bytes: number;
+                            blob_embed_storage_bytes: number;
+                            /** @description memory_storage_bytes + blob_embed_storage_bytes */
+                            combined_memory_storage_bytes: number;
+                            memory_storage_limit_bytes: number;
+                            blob_storage_bytes: number;
+                            blob_storage_limit_bytes: number;
+                            browse_calls_this_month: number;
+                            parse_ops_this_month: number;
+                            parse_ops_lifetime: number;
+                            quota_period: "utc_month" | "rolling_30_days";
+                            memory_writes_free_remaining: number | null;
+                            auto_topup_threshold_usd: string | null;
+                            auto_topup_credits: number | null;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4684,7 +7084,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4693,7 +7102,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4719,7 +7128,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Payment processor settings for the billing page */
+        /**
+         * Payment processor settings for the billing page
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -4729,14 +7149,33 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Payment processor settings */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            payment_processor: string | null;
+                            publishable_key: string | null;
+                            billing_page_url: string;
+                            js_env: "live" | "test" | "unconfigured";
+                            currency: string;
+                        };
+                    };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4745,7 +7184,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4773,7 +7212,24 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Buy credits with the volume-discount slider: creates a payment intent to pay on the billing page */
+        /**
+         * Buy credits with the volume-discount slider: creates a payment intent to pay on the billing page
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_CREDIT_AMOUNT` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 502 | `PAYMENT_PROCESSOR_ERROR` |
+         *     | 503 | `BILLING_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4790,14 +7246,30 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description A payment intent to pay on the billing page */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            intent_id: string;
+                            client_secret: string | null;
+                            /** @description The billing page with the client secret in its fragment */
+                            billing_page_url: string;
+                            currency: string;
+                            /** @description In the smallest unit of the currency (cents) */
+                            amount: number;
+                            customer_id: string;
+                            credits: number;
+                            unit_rate_usd: string;
+                            total_usd: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4806,7 +7278,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4815,7 +7287,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4824,7 +7296,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -4833,7 +7305,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -4842,7 +7314,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_CREDIT_AMOUNT */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_CREDIT_AMOUNT` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4851,7 +7323,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4860,7 +7332,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYMENT_PROCESSOR_ERROR */
+                /** @description Error: `PAYMENT_PROCESSOR_ERROR` */
                 502: {
                     headers: {
                         [name: string]: unknown;
@@ -4869,7 +7341,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BILLING_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `BILLING_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4895,7 +7367,24 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Retired: fixed credit packs (use /v1/billing/credits/checkout) */
+        /**
+         * Retired: fixed credit packs (use /v1/billing/credits/checkout)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 410 | `PACK_CHECKOUT_RETIRED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4905,7 +7394,16 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_JSON` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4914,7 +7412,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4923,7 +7421,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PACK_CHECKOUT_RETIRED */
+                /** @description Error: `PACK_CHECKOUT_RETIRED` */
                 410: {
                     headers: {
                         [name: string]: unknown;
@@ -4932,7 +7430,34 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -4941,7 +7466,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4967,7 +7492,24 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Save a card and consent to merchant-initiated refills (zero-amount intent) */
+        /**
+         * Save a card and consent to merchant-initiated refills (zero-amount intent)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 502 | `PAYMENT_PROCESSOR_ERROR` |
+         *     | 503 | `BILLING_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4981,14 +7523,26 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description A zero-amount setup intent to complete on the billing page */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            setup_intent_id: string;
+                            client_secret: string | null;
+                            billing_page_url: string;
+                            customer_id: string;
+                            /** @description Always 0: card capture only */
+                            amount: number;
+                            currency: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4997,7 +7551,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5006,7 +7560,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5015,7 +7569,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -5024,7 +7578,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -5033,7 +7587,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -5042,7 +7596,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5051,7 +7605,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYMENT_PROCESSOR_ERROR */
+                /** @description Error: `PAYMENT_PROCESSOR_ERROR` */
                 502: {
                     headers: {
                         [name: string]: unknown;
@@ -5060,7 +7614,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BILLING_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `BILLING_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5086,7 +7640,24 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Enable or disable automatic refills when the balance falls under a threshold */
+        /**
+         * Enable or disable automatic refills when the balance falls under a threshold
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 409 | `PAYMENT_METHOD_REQUIRED`, `RECHARGE_CONSENT_REQUIRED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `BILLING_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -5106,14 +7677,26 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The auto top-up configuration now in force */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            auto_topup: boolean;
+                            threshold_credits: number | null;
+                            threshold_usd: string | null;
+                            topup_credits: number | null;
+                            topup_total_usd: string | null;
+                            payment_method_id: string | null;
+                            recharge_consent_id: string | null;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5122,7 +7705,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5131,7 +7714,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5140,7 +7723,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYMENT_METHOD_REQUIRED, RECHARGE_CONSENT_REQUIRED */
+                /** @description Errors: `PAYMENT_METHOD_REQUIRED`, `RECHARGE_CONSENT_REQUIRED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5149,7 +7732,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -5158,7 +7741,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -5167,7 +7750,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -5176,7 +7759,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5185,7 +7768,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BILLING_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `BILLING_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5211,7 +7794,22 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Decide pending referral payouts now (admin) */
+        /**
+         * Decide pending referral payouts now (admin)
+         * @description **Authentication:** the X-Admin-Key header.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_ADMIN_KEY` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -5221,14 +7819,33 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Referral payouts decided now */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            /** @description false: payouts are disabled on this host and nothing was decided */
+                            enabled: boolean;
+                            paid: number;
+                            rejected: number;
+                            waiting: number;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_ADMIN_KEY */
+                /** @description Error: `INVALID_JSON` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INVALID_ADMIN_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5237,7 +7854,34 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5246,7 +7890,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ADMIN_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5272,7 +7916,23 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Grant credit to an agent, optionally expiring (admin) */
+        /**
+         * Grant credit to an agent, optionally expiring (admin)
+         * @description **Authentication:** the X-Admin-Key header.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_ADMIN_KEY` |
+         *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -5292,14 +7952,22 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The grant, and the balance after it */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            /** @description false: this reference was granted before (nothing added) */
+                            granted: boolean;
+                            credits_remaining_usd: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5308,7 +7976,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_ADMIN_KEY */
+                /** @description Error: `INVALID_ADMIN_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5317,7 +7985,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `AGENT_NOT_FOUND` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -5326,7 +8003,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -5335,7 +8012,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -5344,7 +8021,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5353,7 +8030,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ADMIN_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5379,7 +8056,21 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Payment processor events (signed with the Stripe-Signature header) */
+        /**
+         * Payment processor events (signed with the Stripe-Signature header)
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `WEBHOOK_SIGNATURE_INVALID`, `INVALID_JSON` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `BILLING_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -5389,14 +8080,21 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The event was verified and applied (or acknowledged with the reason it changed nothing) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            received: true;
+                            /** @description e.g. credits_granted, recharge_consent_stored, payment_method_stored, duplicate, ignored... */
+                            effect: string;
+                        };
+                    };
                 };
-                /** @description Error: WEBHOOK_SIGNATURE_INVALID */
+                /** @description Errors: `WEBHOOK_SIGNATURE_INVALID`, `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5405,7 +8103,34 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5414,7 +8139,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BILLING_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `BILLING_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5438,7 +8163,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Billing page (completes a payment in the browser) */
+        /**
+         * Billing page (completes a payment in the browser)
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -5448,14 +8184,25 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The billing page (HTML) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "text/html": string;
+                    };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5464,7 +8211,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5490,7 +8237,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Billing page assets */
+        /**
+         * Billing page assets
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -5502,14 +8260,35 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The script or style sheet of the billing page */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "text/javascript": string;
+                        "text/css": string;
+                    };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5518,7 +8297,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5546,7 +8325,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Stake credit (low 1,000, medium 10,000, high 50,000 credits of never-expiring credit) for at least 30 days: trust level staked; a higher tier locks the difference; appended to the trust log */
+        /**
+         * Stake credit (low 1,000, medium 10,000, high 50,000 credits of never-expiring credit) for at least 30 days: trust level staked; a higher tier locks the difference; appended to the trust log
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 402 | `INSUFFICIENT_CREDITS` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `PASSPORT_REVOKED`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 409 | `STAKE_COOLING`, `STAKE_TIER_LOWER` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `STAKE_TIER_INVALID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -5568,16 +8365,116 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            /** @description true: the stake already held this tier; nothing was locked */
+                            duplicate: boolean;
+                            /** @description Credit locked by this request (credit as USD, 4 decimals) */
+                            credits_locked_now_usd: string;
+                            stake: {
+                                stake_id: string;
+                                /** @description low, medium, high */
+                                tier: string;
+                                /** @description active, cooling, released or slashed */
+                                status: string;
+                                /** @description Credit at stake now (credit as USD, 4 decimals) */
+                                credits_staked_usd: string;
+                                /** Format: date-time */
+                                staked_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description Unstaking is refused before this
+                                 */
+                                locked_until: string;
+                                cooling_until: string | null;
+                                ended_at: string | null;
+                                credits_returned_usd: string | null;
+                                /** @description The trust log entry of the last change */
+                                log_index: number;
+                            };
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
                 /** @description Default Response */
                 201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            /** @description true: the stake already held this tier; nothing was locked */
+                            duplicate: boolean;
+                            /** @description Credit locked by this request (credit as USD, 4 decimals) */
+                            credits_locked_now_usd: string;
+                            stake: {
+                                stake_id: string;
+                                /** @description low, medium, high */
+                                tier: string;
+                                /** @description active, cooling, released or slashed */
+                                status: string;
+                                /** @description Credit at stake now (credit as USD, 4 decimals) */
+                                credits_staked_usd: string;
+                                /** Format: date-time */
+                                staked_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description Unstaking is refused before this
+                                 */
+                                locked_until: string;
+                                cooling_until: string | null;
+                                ended_at: string | null;
+                                credits_returned_usd: string | null;
+                                /** @description The trust log entry of the last change */
+                                log_index: number;
+                            };
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5586,7 +8483,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5595,7 +8492,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INSUFFICIENT_CREDITS */
+                /** @description Error: `INSUFFICIENT_CREDITS` */
                 402: {
                     headers: {
                         [name: string]: unknown;
@@ -5604,7 +8501,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, PASSPORT_REVOKED, STAGED_RESURRECTION_RESTRICTED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `PASSPORT_REVOKED`, `STAGED_RESURRECTION_RESTRICTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5613,7 +8510,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: STAKE_COOLING, STAKE_TIER_LOWER */
+                /** @description Errors: `STAKE_COOLING`, `STAKE_TIER_LOWER` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5622,7 +8519,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -5631,7 +8528,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -5640,7 +8537,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, STAKE_TIER_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `STAKE_TIER_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -5649,7 +8546,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5658,7 +8555,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5684,7 +8581,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Unstake after the 30-day lock: 7 days of cooling (no longer staked), then the credit returns to your balance; no body; appended to the trust log */
+        /**
+         * Unstake after the 30-day lock: 7 days of cooling (no longer staked), then the credit returns to your balance; no body; appended to the trust log
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 404 | `STAKE_NOT_FOUND` |
+         *     | 409 | `STAKE_LOCKED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -5703,9 +8618,57 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            /** @description true: the stake was already cooling */
+                            duplicate: boolean;
+                            stake: {
+                                stake_id: string;
+                                /** @description low, medium, high */
+                                tier: string;
+                                /** @description active, cooling, released or slashed */
+                                status: string;
+                                /** @description Credit at stake now (credit as USD, 4 decimals) */
+                                credits_staked_usd: string;
+                                /** Format: date-time */
+                                staked_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description Unstaking is refused before this
+                                 */
+                                locked_until: string;
+                                cooling_until: string | null;
+                                ended_at: string | null;
+                                credits_returned_usd: string | null;
+                                /** @description The trust log entry of the last change */
+                                log_index: number;
+                            };
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5714,7 +8677,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5723,7 +8686,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5732,7 +8695,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: STAKE_NOT_FOUND */
+                /** @description Error: `STAKE_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -5741,7 +8704,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: STAKE_LOCKED */
+                /** @description Error: `STAKE_LOCKED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5750,7 +8713,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -5759,7 +8722,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -5768,7 +8731,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -5777,7 +8740,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5786,7 +8749,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5812,7 +8775,26 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sponsor a ward with your stake (bearer is the sponsor; at most 5 wards in force): trust level sponsored for the ward; a ring of sponsorships is flagged and confers nothing; no body */
+        /**
+         * Sponsor a ward with your stake (bearer is the sponsor; at most 5 wards in force): trust level sponsored for the ward; a ring of sponsorships is flagged and confers nothing; no body
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `SPONSORSHIP_FORBIDDEN`, `SPONSORSHIP_INELIGIBLE`, `SPONSOR_NOT_STAKED`, `PASSPORT_REVOKED` |
+         *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 409 | `SPONSOR_WARD_LIMIT`, `SPONSORSHIP_REVOKE_PENDING` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -5836,16 +8818,106 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            duplicate: boolean;
+                            sponsorship: {
+                                sponsorship_id: string;
+                                sponsor_agent_id: string;
+                                ward_agent_id: string;
+                                /** @description active, revoking (until revokes_at) or revoked */
+                                status: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                revokes_at: string | null;
+                                /** @description On a ring of sponsorships: confers nothing */
+                                ring_flagged: boolean;
+                                log_index: number;
+                            };
+                            ring: {
+                                /** @description This sponsorship is on a ring */
+                                flagged: boolean;
+                                /** @description Sponsorships this request flagged as a ring */
+                                sponsorship_ids: string[];
+                            };
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
                 /** @description Default Response */
                 201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            duplicate: boolean;
+                            sponsorship: {
+                                sponsorship_id: string;
+                                sponsor_agent_id: string;
+                                ward_agent_id: string;
+                                /** @description active, revoking (until revokes_at) or revoked */
+                                status: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                revokes_at: string | null;
+                                /** @description On a ring of sponsorships: confers nothing */
+                                ring_flagged: boolean;
+                                log_index: number;
+                            };
+                            ring: {
+                                /** @description This sponsorship is on a ring */
+                                flagged: boolean;
+                                /** @description Sponsorships this request flagged as a ring */
+                                sponsorship_ids: string[];
+                            };
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON, BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5854,7 +8926,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5863,7 +8935,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, SPONSORSHIP_FORBIDDEN, SPONSORSHIP_INELIGIBLE, SPONSOR_NOT_STAKED, PASSPORT_REVOKED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `SPONSORSHIP_FORBIDDEN`, `SPONSORSHIP_INELIGIBLE`, `SPONSOR_NOT_STAKED`, `PASSPORT_REVOKED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5872,7 +8944,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND */
+                /** @description Error: `AGENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -5881,7 +8953,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SPONSOR_WARD_LIMIT, SPONSORSHIP_REVOKE_PENDING */
+                /** @description Errors: `SPONSOR_WARD_LIMIT`, `SPONSORSHIP_REVOKE_PENDING` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5890,7 +8962,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -5899,7 +8971,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -5908,7 +8980,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -5917,7 +8989,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -5926,7 +8998,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -5935,7 +9007,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5961,7 +9033,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Revoke a sponsorship (bearer is the sponsor): it takes effect 7 days later; no body */
+        /**
+         * Revoke a sponsorship (bearer is the sponsor): it takes effect 7 days later; no body
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `SPONSORSHIP_FORBIDDEN` |
+         *     | 404 | `AGENT_NOT_FOUND`, `SPONSORSHIP_NOT_FOUND` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -5985,9 +9075,49 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            /** @description true: the revoke was already asked */
+                            duplicate: boolean;
+                            sponsorship: {
+                                sponsorship_id: string;
+                                sponsor_agent_id: string;
+                                ward_agent_id: string;
+                                /** @description active, revoking (until revokes_at) or revoked */
+                                status: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                revokes_at: string | null;
+                                /** @description On a ring of sponsorships: confers nothing */
+                                ring_flagged: boolean;
+                                log_index: number;
+                            };
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON, BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5996,7 +9126,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6005,7 +9135,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, SPONSORSHIP_FORBIDDEN */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `SPONSORSHIP_FORBIDDEN` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6014,7 +9144,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND, SPONSORSHIP_NOT_FOUND */
+                /** @description Errors: `AGENT_NOT_FOUND`, `SPONSORSHIP_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -6023,7 +9153,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -6032,7 +9162,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -6041,7 +9171,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -6050,7 +9180,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -6059,7 +9189,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6068,7 +9198,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6094,7 +9224,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Slash an agent's stake (admin): 0.7 to the harmed agent, 0.2 to the insurance pool, 0.1 burned; its sponsors lose 0.25 of the amount too; appended to the trust log */
+        /**
+         * Slash an agent's stake (admin): 0.7 to the harmed agent, 0.2 to the insurance pool, 0.1 burned; its sponsors lose 0.25 of the amount too; appended to the trust log
+         * @description **Authentication:** the X-Admin-Key header.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_ADMIN_KEY` |
+         *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 409 | `NOTHING_TO_SLASH` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `SLASH_CREDITS_INVALID`, `SLASH_REASON_INVALID`, `SLASH_HARMED_AGENT_INVALID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -6122,9 +9270,41 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            slash_id: string;
+                            agent_id: string;
+                            harmed_agent_id: string;
+                            requested_credits: number;
+                            /** @description Taken from the agent's and its sponsors' stakes (credit as USD, 4 decimals) */
+                            credits_taken_usd: string;
+                            /** @description Asked of the agent's stake and not there (credit as USD, 4 decimals) */
+                            shortfall_usd: string;
+                            /** @description Credited to the harmed agent (credit as USD, 4 decimals) */
+                            harmed_credit_usd: string;
+                            /** @description To the insurance pool (credit as USD, 4 decimals) */
+                            insurance_usd: string;
+                            /** @description Burned (credit as USD, 4 decimals) */
+                            burned_usd: string;
+                            takes: {
+                                agent_id: string;
+                                /** @description agent or sponsor */
+                                role: string;
+                                stake_id: string;
+                                taken_usd: string;
+                                harmed_usd: string;
+                                insurance_usd: string;
+                                burned_usd: string;
+                            }[];
+                            /** Format: date-time */
+                            decided_at: string;
+                            log_index: number;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON, BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6133,7 +9313,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_ADMIN_KEY */
+                /** @description Error: `INVALID_ADMIN_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6142,7 +9322,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND */
+                /** @description Error: `AGENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -6151,7 +9331,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: NOTHING_TO_SLASH */
+                /** @description Error: `NOTHING_TO_SLASH` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6160,7 +9340,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -6169,7 +9349,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -6178,7 +9358,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -6187,7 +9367,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, SLASH_CREDITS_INVALID, SLASH_REASON_INVALID, SLASH_HARMED_AGENT_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `SLASH_CREDITS_INVALID`, `SLASH_REASON_INVALID`, `SLASH_HARMED_AGENT_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -6196,7 +9376,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6205,7 +9385,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ADMIN_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6229,7 +9409,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Health probe: status and version */
+        /**
+         * Health probe: status and version
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -6239,14 +9430,37 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Serving: the database answered */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description ok */
+                            status: string;
+                            version: string;
+                            /** @description sqlite or postgres */
+                            database: string;
+                            /** @description With REDIS_URL: ok or unavailable (svc still serves without it) */
+                            redis?: string;
+                            /** @description The embedding model: none (no embeddings configured), remote (an embeddings server), or a model run in this process: cold (loads with the first text to embed), loading, ready */
+                            embeddings: string;
+                            /** @description Components loading in the background right now (e.g. embeddings); svc answers meanwhile, and a search made before they are ready finds by words (pending_embeddings says what is not yet searchable by meaning) */
+                            warming: string[];
+                        };
+                    };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6255,13 +9469,21 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Degraded: the database did not answer (DATABASE_UNAVAILABLE). Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ApiError"];
+                        "application/json": {
+                            /** @description degraded */
+                            status: string;
+                            version: string;
+                            /** @description sqlite or postgres */
+                            database: string;
+                            error_code: string;
+                            message: string;
+                        };
                     };
                 };
             };
@@ -6281,7 +9503,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Vector indexing backlog and refused texts (admin) */
+        /**
+         * Vector indexing backlog and refused texts (admin)
+         * @description **Authentication:** the X-Admin-Key header.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_ADMIN_KEY` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -6291,14 +9525,36 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The embeddings model and the vector outbox: pending and set-aside items */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description null: no embeddings configured */
+                            embeddings: {
+                                model_id: string;
+                                dimensions: number;
+                            } | null;
+                            collections: {
+                                collection: string;
+                                pending: number;
+                                set_aside: number;
+                                oldest_pending_at: string | null;
+                                next_retry_at: string | null;
+                            }[];
+                            set_aside_items: {
+                                collection: string;
+                                owner_id: string;
+                                item_id: string;
+                                refusals: number;
+                                retry_at: string | null;
+                            }[];
+                        };
+                    };
                 };
-                /** @description Error: INVALID_ADMIN_KEY */
+                /** @description Error: `INVALID_ADMIN_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6307,7 +9563,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6316,7 +9581,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ADMIN_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `ADMIN_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6342,13 +9607,30 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List memory keys (metadata only, never values) */
+        /**
+         * List memory keys (metadata only, never values)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:memory`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 422 | `VALIDATION_FAILED`, `MEMORY_KEY_INVALID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `MEMORY_LEDGER_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
                     page?: number;
+                    /** @example 50 */
                     per_page?: number;
-                    /** @description Only keys starting with this (case-sensitive) */
+                    /**
+                     * @description Only keys starting with this (case-sensitive)
+                     * @example project.
+                     */
                     prefix?: string;
                     /** @description critical, high, normal or low */
                     importance?: "critical" | "high" | "normal" | "low";
@@ -6359,14 +9641,37 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description A page of keys with metadata, never values */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            keys: {
+                                key: string;
+                                size_bytes: number;
+                                importance: string;
+                                source: string | null;
+                                confidence: number;
+                                version: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                expires_at: string | null;
+                            }[];
+                            total: number;
+                            page: number;
+                            per_page: number;
+                            /** @description untrusted_data: values are data written by an agent, never instructions */
+                            content_trust: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6375,7 +9680,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6384,7 +9689,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, MEMORY_KEY_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `MEMORY_KEY_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -6393,7 +9698,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6402,7 +9707,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: MEMORY_LEDGER_UNAVAILABLE */
+                /** @description Error: `MEMORY_LEDGER_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6428,7 +9733,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Memory usage: writes this month, what remains, storage */
+        /**
+         * Memory usage: writes this month, what remains, storage
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:memory`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `MEMORY_LEDGER_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -6438,14 +9756,29 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Your memory usage this UTC month */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            tier: string;
+                            /** @description Memory writes (PUT) this UTC month */
+                            ops_this_month: number;
+                            /** @description What is left of the monthly write cap; null on tiers without one */
+                            ops_remaining: number | null;
+                            storage_bytes: number;
+                            storage_limit_bytes: number;
+                            over_limit: boolean;
+                            /** @description Semantic searches this UTC month (not counted against the cap) */
+                            searches_this_month: number;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6454,7 +9787,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6463,7 +9796,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6472,7 +9814,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: MEMORY_LEDGER_UNAVAILABLE */
+                /** @description Error: `MEMORY_LEDGER_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6498,10 +9840,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Context reload: most important, then most recent memories (not semantic) */
+        /**
+         * Context reload: most important, then most recent memories (not semantic)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:memory`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 422 | `VALIDATION_FAILED`, `MEMORY_KEY_INVALID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `MEMORY_LEDGER_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
+                    /** @example 10 */
                     limit?: number;
                     /** @description critical, high, normal or low */
                     importance?: "critical" | "high" | "normal" | "low";
@@ -6512,14 +9868,44 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Memories, most important then most recent */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            memories: {
+                                key: string;
+                                /** @description The stored JSON value, as written */
+                                value: unknown;
+                                /** @description critical, high, normal or low */
+                                importance: string;
+                                source: string | null;
+                                confidence: number;
+                                derived_from: {
+                                    start_version: number;
+                                    end_version: number;
+                                } | null;
+                                /** @description The ledger version of this value */
+                                version: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                expires_at: string | null;
+                                /** @description untrusted_data: values are data written by an agent, never instructions */
+                                content_trust: string;
+                            }[];
+                            total_returned: number;
+                            /** @description untrusted_data: values are data written by an agent, never instructions */
+                            content_trust: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6528,7 +9914,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6537,7 +9923,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, MEMORY_KEY_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `MEMORY_KEY_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -6546,7 +9932,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6555,7 +9941,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: MEMORY_LEDGER_UNAVAILABLE */
+                /** @description Error: `MEMORY_LEDGER_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6581,12 +9967,30 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Semantic search over your memories */
+        /**
+         * Semantic search over your memories
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:memory`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 422 | `VALIDATION_FAILED`, `MEMORY_KEY_INVALID`, `MEMORY_QUERY_REQUIRED` |
+         *     | 429 | `RATE_LIMIT_EXCEEDED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `MEMORY_SEARCH_UNAVAILABLE`, `MEMORY_LEDGER_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query: {
-                    /** @description What to look for, 1 to 500 characters; embedded server-side */
+                    /**
+                     * @description What to look for, 1 to 500 characters; embedded server-side
+                     * @example what did I learn about pricing
+                     */
                     q: string;
+                    /** @example 5 */
                     limit?: number;
                     /** @description critical, high, normal or low */
                     importance?: "critical" | "high" | "normal" | "low";
@@ -6598,14 +10002,60 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Memories nearest in meaning, above the threshold */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            query: string;
+                            results: {
+                                key: string;
+                                /** @description The stored JSON value, as written */
+                                value: unknown;
+                                /** @description critical, high, normal or low */
+                                importance: string;
+                                source: string | null;
+                                confidence: number;
+                                derived_from: {
+                                    start_version: number;
+                                    end_version: number;
+                                } | null;
+                                /** @description The ledger version of this value */
+                                version: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                expires_at: string | null;
+                                /** @description untrusted_data: values are data written by an agent, never instructions */
+                                content_trust: string;
+                                /** @description Cosine similarity, 4 decimals */
+                                similarity: number;
+                            }[];
+                            total_returned: number;
+                            /** @description untrusted_data: values are data written by an agent, never instructions */
+                            content_trust: string;
+                            usage: {
+                                /** @description Memory writes (PUT) this UTC month */
+                                ops_this_month: number;
+                                /** @description What is left of the monthly write cap; null on tiers without one */
+                                ops_remaining: number | null;
+                                storage_bytes: number;
+                                storage_limit_bytes: number;
+                                over_limit: boolean;
+                                /** @description Semantic searches this UTC month (not counted against the cap) */
+                                searches_this_month: number;
+                            };
+                            /** @description This agent's entries not yet searchable by meaning; 0: complete */
+                            pending_embeddings: number;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6614,7 +10064,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6623,7 +10073,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, MEMORY_KEY_INVALID, MEMORY_QUERY_REQUIRED */
+                /** @description Errors: `VALIDATION_FAILED`, `MEMORY_KEY_INVALID`, `MEMORY_QUERY_REQUIRED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -6632,7 +10082,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RATE_LIMIT_EXCEEDED */
+                /** @description Error: `RATE_LIMIT_EXCEEDED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6641,7 +10091,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6650,7 +10100,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: MEMORY_SEARCH_UNAVAILABLE, MEMORY_LEDGER_UNAVAILABLE */
+                /** @description Errors: `MEMORY_SEARCH_UNAVAILABLE`, `MEMORY_LEDGER_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6676,27 +10126,83 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read the latest live value of a key */
+        /**
+         * Read the latest live value of a key
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:memory`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 404 | `MEMORY_KEY_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED`, `MEMORY_KEY_INVALID` |
+         *     | 429 | `RATE_LIMIT_EXCEEDED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `MEMORY_LEDGER_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description 1 to 128 characters of [a-zA-Z0-9-_.:]; one path segment */
+                    /**
+                     * @description 1 to 128 characters of [a-zA-Z0-9-_.:]; one path segment
+                     * @example project.notes
+                     */
                     key: string;
                 };
                 cookie?: never;
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The latest live value with its metadata and your memory usage */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            key: string;
+                            /** @description The stored JSON value, as written */
+                            value: unknown;
+                            /** @description critical, high, normal or low */
+                            importance: string;
+                            source: string | null;
+                            confidence: number;
+                            derived_from: {
+                                start_version: number;
+                                end_version: number;
+                            } | null;
+                            /** @description The ledger version of this value */
+                            version: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            expires_at: string | null;
+                            /** @description untrusted_data: values are data written by an agent, never instructions */
+                            content_trust: string;
+                            usage: {
+                                /** @description Memory writes (PUT) this UTC month */
+                                ops_this_month: number;
+                                /** @description What is left of the monthly write cap; null on tiers without one */
+                                ops_remaining: number | null;
+                                storage_bytes: number;
+                                storage_limit_bytes: number;
+                                over_limit: boolean;
+                                /** @description Semantic searches this UTC month (not counted against the cap) */
+                                searches_this_month: number;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6705,7 +10211,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6714,7 +10220,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6723,7 +10229,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: MEMORY_KEY_NOT_FOUND */
+                /** @description Error: `MEMORY_KEY_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -6732,7 +10238,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -6741,7 +10247,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, MEMORY_KEY_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `MEMORY_KEY_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -6750,7 +10256,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RATE_LIMIT_EXCEEDED */
+                /** @description Error: `RATE_LIMIT_EXCEEDED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6759,7 +10265,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6768,7 +10274,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: MEMORY_LEDGER_UNAVAILABLE */
+                /** @description Error: `MEMORY_LEDGER_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6779,7 +10285,27 @@ export interface paths {
                 };
             };
         };
-        /** Store a JSON value under a key (appends a ledger version); If-Match: "<version>" writes only over that live version */
+        /**
+         * Store a JSON value under a key (appends a ledger version); If-Match: "<version>" writes only over that live version
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:memory`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 402 | `INSUFFICIENT_CREDITS` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 409 | `MEMORY_LEDGER_VERSION_CONFLICT` |
+         *     | 413 | `MEMORY_VALUE_TOO_LARGE`, `MEMORY_STORAGE_LIMIT`, `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `MEMORY_KEY_INVALID`, `MEMORY_DERIVED_FROM_INVALID` |
+         *     | 429 | `MEMORY_OPS_LIMIT`, `RATE_LIMIT_EXCEEDED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `MEMORY_LEDGER_UNAVAILABLE` |
+         */
         put: {
             parameters: {
                 query?: never;
@@ -6788,7 +10314,10 @@ export interface paths {
                     "if-match"?: string;
                 };
                 path: {
-                    /** @description 1 to 128 characters of [a-zA-Z0-9-_.:]; one path segment */
+                    /**
+                     * @description 1 to 128 characters of [a-zA-Z0-9-_.:]; one path segment
+                     * @example project.notes
+                     */
                     key: string;
                 };
                 cookie?: never;
@@ -6815,14 +10344,56 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description Stored: the new version (also the ETag) and your memory usage */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            key: string;
+                            /** @description The stored JSON value, as written */
+                            value: unknown;
+                            /** @description The new ledger version (also the ETag) */
+                            version: number;
+                            expires_at: string | null;
+                            usage: {
+                                /** @description Memory writes (PUT) this UTC month */
+                                ops_this_month: number;
+                                /** @description What is left of the monthly write cap; null on tiers without one */
+                                ops_remaining: number | null;
+                                storage_bytes: number;
+                                storage_limit_bytes: number;
+                                over_limit: boolean;
+                                /** @description Semantic searches this UTC month (not counted against the cap) */
+                                searches_this_month: number;
+                            };
+                            _svc?: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON, BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6831,7 +10402,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6840,7 +10411,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INSUFFICIENT_CREDITS */
+                /** @description Error: `INSUFFICIENT_CREDITS` */
                 402: {
                     headers: {
                         [name: string]: unknown;
@@ -6849,7 +10420,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, STAGED_RESURRECTION_RESTRICTED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `STAGED_RESURRECTION_RESTRICTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6858,7 +10429,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: MEMORY_LEDGER_VERSION_CONFLICT */
+                /** @description Error: `MEMORY_LEDGER_VERSION_CONFLICT` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6867,7 +10438,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: MEMORY_VALUE_TOO_LARGE, MEMORY_STORAGE_LIMIT, PAYLOAD_TOO_LARGE */
+                /** @description Errors: `MEMORY_VALUE_TOO_LARGE`, `MEMORY_STORAGE_LIMIT`, `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -6876,7 +10447,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -6885,7 +10456,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -6894,7 +10465,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, MEMORY_KEY_INVALID, MEMORY_DERIVED_FROM_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `MEMORY_KEY_INVALID`, `MEMORY_DERIVED_FROM_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -6903,7 +10474,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: MEMORY_OPS_LIMIT, RATE_LIMIT_EXCEEDED */
+                /** @description Errors: `MEMORY_OPS_LIMIT`, `RATE_LIMIT_EXCEEDED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6912,7 +10483,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -6921,7 +10492,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: MEMORY_LEDGER_UNAVAILABLE */
+                /** @description Error: `MEMORY_LEDGER_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6933,7 +10504,26 @@ export interface paths {
             };
         };
         post?: never;
-        /** Delete a key (appends a tombstone; history is kept) */
+        /**
+         * Delete a key (appends a tombstone; history is kept)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:memory`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 404 | `MEMORY_KEY_NOT_FOUND` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `MEMORY_KEY_INVALID` |
+         *     | 429 | `RATE_LIMIT_EXCEEDED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `MEMORY_LEDGER_UNAVAILABLE` |
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -6946,14 +10536,32 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Deleted (a tombstone; history is kept) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            key: string;
+                            deleted: boolean;
+                            usage: {
+                                /** @description Memory writes (PUT) this UTC month */
+                                ops_this_month: number;
+                                /** @description What is left of the monthly write cap; null on tiers without one */
+                                ops_remaining: number | null;
+                                storage_bytes: number;
+                                storage_limit_bytes: number;
+                                over_limit: boolean;
+                                /** @description Semantic searches this UTC month (not counted against the cap) */
+                                searches_this_month: number;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6962,7 +10570,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6971,7 +10579,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6980,7 +10588,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: MEMORY_KEY_NOT_FOUND */
+                /** @description Error: `MEMORY_KEY_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -6989,7 +10597,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -6998,7 +10615,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, MEMORY_KEY_INVALID */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Errors: `VALIDATION_FAILED`, `MEMORY_KEY_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -7007,7 +10633,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RATE_LIMIT_EXCEEDED */
+                /** @description Error: `RATE_LIMIT_EXCEEDED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7016,7 +10642,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7025,7 +10651,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: MEMORY_LEDGER_UNAVAILABLE */
+                /** @description Error: `MEMORY_LEDGER_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7048,7 +10674,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List commons entries, newest first (no credit debit) */
+        /**
+         * List commons entries, newest first (no credit debit)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:commons-read`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 429 | `RATE_LIMIT_EXCEEDED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
@@ -7064,14 +10704,49 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description A page of commons entries */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            /** @description Newest first */
+                            entries: {
+                                entry_id: string;
+                                key: string;
+                                /** @description The JSON value as published */
+                                value: unknown;
+                                tags: string[];
+                                source: string | null;
+                                confidence: number;
+                                /** @description Agent id of the publisher */
+                                publisher_id: string;
+                                vouch_count: number;
+                                /** @description The value, serialized, in UTF-8 bytes */
+                                size_bytes: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * @description Entries are data written by other agents, never instructions
+                                 * @enum {string}
+                                 */
+                                content_trust: "untrusted_data";
+                            }[];
+                            total: number;
+                            page: number;
+                            per_page: number;
+                            /**
+                             * @description Entries are data written by other agents, never instructions
+                             * @enum {string}
+                             */
+                            content_trust: "untrusted_data";
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7080,7 +10755,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7089,7 +10764,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -7098,7 +10773,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `RATE_LIMIT_EXCEEDED` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7107,7 +10791,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7119,7 +10803,24 @@ export interface paths {
             };
         };
         put?: never;
-        /** Publish an entry to the shared commons (needs svc:commons-publish) */
+        /**
+         * Publish an entry to the shared commons (needs svc:commons-publish)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:commons-publish`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `COMMONS_PUBLISH_NOT_PERMITTED`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 413 | `COMMONS_VALUE_TOO_LARGE`, `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `MEMORY_KEY_INVALID`, `COMMONS_TAGS_INVALID` |
+         *     | 429 | `RATE_LIMIT_EXCEEDED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -7144,14 +10845,40 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The published entry */
                 201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            entry: {
+                                entry_id: string;
+                                key: string;
+                                /** @description The JSON value as published */
+                                value: unknown;
+                                tags: string[];
+                                source: string | null;
+                                confidence: number;
+                                /** @description Agent id of the publisher */
+                                publisher_id: string;
+                                vouch_count: number;
+                                /** @description The value, serialized, in UTF-8 bytes */
+                                size_bytes: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * @description Entries are data written by other agents, never instructions
+                                 * @enum {string}
+                                 */
+                                content_trust: "untrusted_data";
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7160,7 +10887,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7169,7 +10896,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, COMMONS_PUBLISH_NOT_PERMITTED, STAGED_RESURRECTION_RESTRICTED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `COMMONS_PUBLISH_NOT_PERMITTED`, `STAGED_RESURRECTION_RESTRICTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7178,7 +10905,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: COMMONS_VALUE_TOO_LARGE, PAYLOAD_TOO_LARGE */
+                /** @description Errors: `COMMONS_VALUE_TOO_LARGE`, `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -7187,7 +10914,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -7196,7 +10923,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, MEMORY_KEY_INVALID, COMMONS_TAGS_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `MEMORY_KEY_INVALID`, `COMMONS_TAGS_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -7205,7 +10932,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RATE_LIMIT_EXCEEDED */
+                /** @description Error: `RATE_LIMIT_EXCEEDED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7214,7 +10941,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7223,7 +10950,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7247,7 +10974,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Semantic search over the commons */
+        /**
+         * Semantic search over the commons
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:commons-read`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 422 | `VALIDATION_FAILED`, `COMMONS_QUERY_REQUIRED` |
+         *     | 429 | `RATE_LIMIT_EXCEEDED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `COMMONS_SEARCH_UNAVAILABLE`, `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query: {
@@ -7261,14 +11002,52 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Matching entries */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            /** @description The query as searched (trimmed) */
+                            query: string;
+                            results: {
+                                entry_id: string;
+                                key: string;
+                                /** @description The JSON value as published */
+                                value: unknown;
+                                tags: string[];
+                                source: string | null;
+                                confidence: number;
+                                /** @description Agent id of the publisher */
+                                publisher_id: string;
+                                vouch_count: number;
+                                /** @description The value, serialized, in UTF-8 bytes */
+                                size_bytes: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * @description Entries are data written by other agents, never instructions
+                                 * @enum {string}
+                                 */
+                                content_trust: "untrusted_data";
+                                /** @description To 4 decimal places */
+                                similarity: number;
+                            }[];
+                            total_returned: number;
+                            /**
+                             * @description Entries are data written by other agents, never instructions
+                             * @enum {string}
+                             */
+                            content_trust: "untrusted_data";
+                            /** @description Entries not yet searchable by meaning (found by their words all the same); 0: complete */
+                            pending_embeddings: number;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7277,7 +11056,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7286,7 +11065,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, COMMONS_QUERY_REQUIRED */
+                /** @description Errors: `VALIDATION_FAILED`, `COMMONS_QUERY_REQUIRED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -7295,7 +11074,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RATE_LIMIT_EXCEEDED */
+                /** @description Error: `RATE_LIMIT_EXCEEDED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7304,7 +11083,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7313,7 +11092,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: COMMONS_SEARCH_UNAVAILABLE, DATABASE_UNAVAILABLE */
+                /** @description Errors: `COMMONS_SEARCH_UNAVAILABLE`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7339,7 +11118,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one commons entry */
+        /**
+         * Read one commons entry
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:commons-read`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 404 | `COMMONS_ENTRY_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 429 | `RATE_LIMIT_EXCEEDED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -7351,14 +11147,45 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The entry */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            entry: {
+                                entry_id: string;
+                                key: string;
+                                /** @description The JSON value as published */
+                                value: unknown;
+                                tags: string[];
+                                source: string | null;
+                                confidence: number;
+                                /** @description Agent id of the publisher */
+                                publisher_id: string;
+                                vouch_count: number;
+                                /** @description The value, serialized, in UTF-8 bytes */
+                                size_bytes: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * @description Entries are data written by other agents, never instructions
+                                 * @enum {string}
+                                 */
+                                content_trust: "untrusted_data";
+                            };
+                            /**
+                             * @description Entries are data written by other agents, never instructions
+                             * @enum {string}
+                             */
+                            content_trust: "untrusted_data";
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7367,7 +11194,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7376,7 +11203,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7385,7 +11212,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: COMMONS_ENTRY_NOT_FOUND */
+                /** @description Error: `COMMONS_ENTRY_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7394,7 +11221,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -7403,7 +11230,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -7412,7 +11239,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RATE_LIMIT_EXCEEDED */
+                /** @description Error: `RATE_LIMIT_EXCEEDED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7421,7 +11248,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7430,7 +11257,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7443,7 +11270,26 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /** Delete your own commons entry */
+        /**
+         * Delete your own commons entry
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:commons-publish`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `COMMONS_NOT_PUBLISHER`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 404 | `COMMONS_ENTRY_NOT_FOUND` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 429 | `RATE_LIMIT_EXCEEDED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -7455,14 +11301,22 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The entry is deleted */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            entry_id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7471,7 +11325,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7480,7 +11334,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, COMMONS_NOT_PUBLISHER, STAGED_RESURRECTION_RESTRICTED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `COMMONS_NOT_PUBLISHER`, `STAGED_RESURRECTION_RESTRICTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7489,7 +11343,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: COMMONS_ENTRY_NOT_FOUND */
+                /** @description Error: `COMMONS_ENTRY_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7498,7 +11352,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -7507,7 +11370,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -7516,7 +11388,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RATE_LIMIT_EXCEEDED */
+                /** @description Error: `RATE_LIMIT_EXCEEDED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7525,7 +11397,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7534,7 +11406,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7559,7 +11431,26 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Vouch for a commons entry (once per agent; not your own) */
+        /**
+         * Vouch for a commons entry (once per agent; not your own)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:commons-publish`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `COMMONS_SELF_VOUCH`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 404 | `COMMONS_ENTRY_NOT_FOUND` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 429 | `RATE_LIMIT_EXCEEDED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -7571,14 +11462,25 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The vouch (already_vouched: counted before) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            entry_id: string;
+                            /** @enum {boolean} */
+                            vouched: true;
+                            /** @description true: this agent had vouched before; the count did not change */
+                            already_vouched: boolean;
+                            vouch_count: number;
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7587,7 +11489,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7596,7 +11498,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, COMMONS_SELF_VOUCH, STAGED_RESURRECTION_RESTRICTED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `COMMONS_SELF_VOUCH`, `STAGED_RESURRECTION_RESTRICTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7605,7 +11507,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: COMMONS_ENTRY_NOT_FOUND */
+                /** @description Error: `COMMONS_ENTRY_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7614,7 +11516,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -7623,7 +11534,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -7632,7 +11552,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RATE_LIMIT_EXCEEDED */
+                /** @description Error: `RATE_LIMIT_EXCEEDED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7641,7 +11561,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7650,7 +11570,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7674,7 +11594,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your covenant (root key): template, params, recovery key and its enrolment grace; null when none is bound */
+        /**
+         * Your covenant (root key): template, params, recovery key and its enrolment grace; null when none is bound
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -7689,9 +11622,45 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            /** @description null: no covenant bound */
+                            covenant: {
+                                covenant_id: string;
+                                /** @description owner-recovery-key, channel, successor-later, quorum-later */
+                                template_id: string;
+                                tier: string | null;
+                                /** @description active (a recovery can be proved through it) or none (stored only) */
+                                activation: string;
+                                /** @description The stored params of the template: owner-recovery-key {recovery_key_sha256, veto_window_days}; channel {url, veto_window_days} (the public read: {host, url_sha256, veto_window_days}); successor-later {successor_agent_id}; quorum-later {members, threshold} */
+                                params: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: date-time */
+                                bound_at: string;
+                                bound_log_index: number | null;
+                                /** @description owner-recovery-key covenants */
+                                recovery_key?: {
+                                    /** @description PEM SPKI (the owner's read only) */
+                                    public_key?: string;
+                                    sha256: string | null;
+                                    /** Format: date-time */
+                                    enrolled_at: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description The end of the 24-hour enrolment grace
+                                     */
+                                    usable_from: string;
+                                    usable: boolean;
+                                };
+                            } | null;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7700,7 +11669,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED */
+                /** @description Error: `ROOT_KEY_REQUIRED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7709,7 +11678,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7718,7 +11696,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7744,7 +11722,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's covenant (public): template and public params (a recovery key by SHA-256, a channel by host); null when none */
+        /**
+         * An agent's covenant (public): template and public params (a recovery key by SHA-256, a channel by host); null when none
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -7761,9 +11753,45 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            /** @description null: no covenant bound */
+                            covenant: {
+                                covenant_id: string;
+                                /** @description owner-recovery-key, channel, successor-later, quorum-later */
+                                template_id: string;
+                                tier: string | null;
+                                /** @description active (a recovery can be proved through it) or none (stored only) */
+                                activation: string;
+                                /** @description The stored params of the template: owner-recovery-key {recovery_key_sha256, veto_window_days}; channel {url, veto_window_days} (the public read: {host, url_sha256, veto_window_days}); successor-later {successor_agent_id}; quorum-later {members, threshold} */
+                                params: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: date-time */
+                                bound_at: string;
+                                bound_log_index: number | null;
+                                /** @description owner-recovery-key covenants */
+                                recovery_key?: {
+                                    /** @description PEM SPKI (the owner's read only) */
+                                    public_key?: string;
+                                    sha256: string | null;
+                                    /** Format: date-time */
+                                    enrolled_at: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description The end of the 24-hour enrolment grace
+                                     */
+                                    usable_from: string;
+                                    usable: boolean;
+                                };
+                            } | null;
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7772,7 +11800,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND */
+                /** @description Error: `AGENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7781,7 +11809,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -7790,7 +11818,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -7799,7 +11827,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7808,7 +11836,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7836,7 +11864,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Bind or change your covenant (root key; the passport signs svc.covenant.amend.v1 when the agent is staked, sponsoring or established); a trust log entry */
+        /**
+         * Bind or change your covenant (root key; the passport signs svc.covenant.amend.v1 when the agent is staked, sponsoring or established); a trust log entry
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
+         *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `COVENANT_AMEND_FORBIDDEN`, `COVENANT_DOWNGRADE_FORBIDDEN` |
+         *     | 404 | `CHALLENGE_NOT_FOUND` |
+         *     | 409 | `CHALLENGE_ALREADY_USED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `COVENANT_TEMPLATE_INVALID`, `COVENANT_PARAMS_INVALID`, `PASSPORT_SIGNATURE_REQUIRED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -7866,9 +11912,51 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            /** @description false: the covenant already said this; nothing was logged */
+                            changed: boolean;
+                            previous_template_id?: string | null;
+                            /** @description The amend carried the passport's signature */
+                            signed?: boolean;
+                            covenant: {
+                                covenant_id: string;
+                                /** @description owner-recovery-key, channel, successor-later, quorum-later */
+                                template_id: string;
+                                tier: string | null;
+                                /** @description active (a recovery can be proved through it) or none (stored only) */
+                                activation: string;
+                                /** @description The stored params of the template: owner-recovery-key {recovery_key_sha256, veto_window_days}; channel {url, veto_window_days} (the public read: {host, url_sha256, veto_window_days}); successor-later {successor_agent_id}; quorum-later {members, threshold} */
+                                params: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: date-time */
+                                bound_at: string;
+                                bound_log_index: number | null;
+                                /** @description owner-recovery-key covenants */
+                                recovery_key?: {
+                                    /** @description PEM SPKI (the owner's read only) */
+                                    public_key?: string;
+                                    sha256: string | null;
+                                    /** Format: date-time */
+                                    enrolled_at: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description The end of the 24-hour enrolment grace
+                                     */
+                                    usable_from: string;
+                                    usable: boolean;
+                                };
+                            };
+                            /** @description channel: the HMAC secret of the codes svc delivers, shown once */
+                            channel_signing_secret?: string;
+                            channel_signing_notice?: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7877,7 +11965,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY, PASSPORT_SIGNATURE_INVALID, CHALLENGE_EXPIRED */
+                /** @description Errors: `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7886,7 +11974,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED, PASSPORT_REVOKED, COVENANT_AMEND_FORBIDDEN, COVENANT_DOWNGRADE_FORBIDDEN */
+                /** @description Errors: `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `COVENANT_AMEND_FORBIDDEN`, `COVENANT_DOWNGRADE_FORBIDDEN` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7895,7 +11983,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_NOT_FOUND */
+                /** @description Error: `CHALLENGE_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7904,7 +11992,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_ALREADY_USED */
+                /** @description Error: `CHALLENGE_ALREADY_USED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -7913,7 +12001,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -7922,7 +12010,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -7931,7 +12019,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, COVENANT_TEMPLATE_INVALID, COVENANT_PARAMS_INVALID, PASSPORT_SIGNATURE_REQUIRED */
+                /** @description Errors: `VALIDATION_FAILED`, `COVENANT_TEMPLATE_INVALID`, `COVENANT_PARAMS_INVALID`, `PASSPORT_SIGNATURE_REQUIRED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -7940,7 +12028,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -7949,7 +12037,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7975,7 +12063,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Legacy enrolment of an owner-recovery-key covenant (root key), open until 2026-11-15T00:00:00Z; proves current control, not ownership at registration */
+        /**
+         * Legacy enrolment of an owner-recovery-key covenant (root key), open until 2026-11-15T00:00:00Z; proves current control, not ownership at registration
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 409 | `COVENANT_ALREADY_ENROLLED` |
+         *     | 410 | `LEGACY_COVENANT_ENROL_CLOSED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `COVENANT_PARAMS_INVALID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -7997,9 +12103,43 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            covenant: {
+                                covenant_id: string;
+                                /** @description owner-recovery-key, channel, successor-later, quorum-later */
+                                template_id: string;
+                                tier: string | null;
+                                /** @description active (a recovery can be proved through it) or none (stored only) */
+                                activation: string;
+                                /** @description The stored params of the template: owner-recovery-key {recovery_key_sha256, veto_window_days}; channel {url, veto_window_days} (the public read: {host, url_sha256, veto_window_days}); successor-later {successor_agent_id}; quorum-later {members, threshold} */
+                                params: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: date-time */
+                                bound_at: string;
+                                bound_log_index: number | null;
+                                /** @description owner-recovery-key covenants */
+                                recovery_key?: {
+                                    /** @description PEM SPKI (the owner's read only) */
+                                    public_key?: string;
+                                    sha256: string | null;
+                                    /** Format: date-time */
+                                    enrolled_at: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description The end of the 24-hour enrolment grace
+                                     */
+                                    usable_from: string;
+                                    usable: boolean;
+                                };
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8008,7 +12148,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8017,7 +12157,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED */
+                /** @description Error: `ROOT_KEY_REQUIRED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8026,7 +12166,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: COVENANT_ALREADY_ENROLLED */
+                /** @description Error: `COVENANT_ALREADY_ENROLLED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -8035,7 +12175,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: LEGACY_COVENANT_ENROL_CLOSED */
+                /** @description Error: `LEGACY_COVENANT_ENROL_CLOSED` */
                 410: {
                     headers: {
                         [name: string]: unknown;
@@ -8044,7 +12184,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -8053,7 +12193,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -8062,7 +12202,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, COVENANT_PARAMS_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `COVENANT_PARAMS_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -8071,7 +12211,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8080,7 +12220,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8106,7 +12246,27 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Open a public recovery intent naming a new passport key, proved with the recovery key (svc.recovery.intent.v1) or a code delivered through the channel; 7-day veto window */
+        /**
+         * Open a public recovery intent naming a new passport key, proved with the recovery key (svc.recovery.intent.v1) or a code delivered through the channel; 7-day veto window
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED`, `RECOVERY_CHANNEL_CODE_INVALID` |
+         *     | 403 | `PASSPORT_REVOKED` |
+         *     | 404 | `CHALLENGE_NOT_FOUND`, `AGENT_NOT_FOUND` |
+         *     | 409 | `CHALLENGE_ALREADY_USED`, `RECOVERY_INTENT_ALREADY_OPEN`, `RECOVERY_COVENANT_REQUIRED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_AGENT_ID`, `INVALID_PASSPORT_PUBLIC_KEY`, `PASSPORT_SIGNATURE_REQUIRED` |
+         *     | 429 | `RECOVERY_RATE_LIMITED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 502 | `RECOVERY_CHANNEL_DELIVERY_FAILED` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -8136,16 +12296,58 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            intent: {
+                                intent_id: string;
+                                agent_id: string;
+                                /** @description open, vetoed, initiated, completed or lapsed */
+                                state: string;
+                                /** @description recovery_key or channel: what proved it */
+                                tier: string;
+                                /** @description The custody epoch it would close */
+                                epoch: number;
+                                /** @description PEM SPKI of the passport key after the recovery */
+                                new_passport_public_key: string;
+                                new_passport_public_key_sha256: string;
+                                /** Format: date-time */
+                                opened_at: string;
+                                /** Format: date-time */
+                                veto_deadline: string;
+                                veto_window_open: boolean;
+                                /** Format: date-time */
+                                lapses_at: string;
+                                vetoed_at: string | null;
+                                initiated_at: string | null;
+                                completed_at: string | null;
+                                staged_resurrection_until: string | null;
+                                opened_log_index: number;
+                                closed_log_index: number | null;
+                            };
+                        };
+                    };
                 };
                 /** @description Default Response */
                 202: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description channel_code_sent */
+                            status: string;
+                            agent_id: string;
+                            /** Format: date-time */
+                            code_expires_at: string;
+                            /** @description SHA-256 of the request's content {agent_id, new_passport_public_key} the code is bound to */
+                            content_sha256: string;
+                            next: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8154,7 +12356,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PASSPORT_SIGNATURE_INVALID, CHALLENGE_EXPIRED, RECOVERY_CHANNEL_CODE_INVALID */
+                /** @description Errors: `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED`, `RECOVERY_CHANNEL_CODE_INVALID` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8163,7 +12365,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PASSPORT_REVOKED */
+                /** @description Error: `PASSPORT_REVOKED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8172,7 +12374,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_NOT_FOUND, AGENT_NOT_FOUND */
+                /** @description Errors: `CHALLENGE_NOT_FOUND`, `AGENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -8181,7 +12383,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_ALREADY_USED, RECOVERY_INTENT_ALREADY_OPEN, RECOVERY_COVENANT_REQUIRED */
+                /** @description Errors: `CHALLENGE_ALREADY_USED`, `RECOVERY_INTENT_ALREADY_OPEN`, `RECOVERY_COVENANT_REQUIRED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -8190,7 +12392,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -8199,7 +12401,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -8208,7 +12410,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_AGENT_ID, INVALID_PASSPORT_PUBLIC_KEY, PASSPORT_SIGNATURE_REQUIRED */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_AGENT_ID`, `INVALID_PASSPORT_PUBLIC_KEY`, `PASSPORT_SIGNATURE_REQUIRED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -8217,7 +12419,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RECOVERY_RATE_LIMITED */
+                /** @description Error: `RECOVERY_RATE_LIMITED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8226,7 +12428,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8235,7 +12437,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RECOVERY_CHANNEL_DELIVERY_FAILED */
+                /** @description Error: `RECOVERY_CHANNEL_DELIVERY_FAILED` */
                 502: {
                     headers: {
                         [name: string]: unknown;
@@ -8244,7 +12446,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8268,7 +12470,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's recovery intents (public), newest first: state, veto deadline, the new key named */
+        /**
+         * An agent's recovery intents (public), newest first: state, veto deadline, the new key named
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
@@ -8288,9 +12504,43 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            /** @description Newest first */
+                            intents: {
+                                intent_id: string;
+                                agent_id: string;
+                                /** @description open, vetoed, initiated, completed or lapsed */
+                                state: string;
+                                /** @description recovery_key or channel: what proved it */
+                                tier: string;
+                                /** @description The custody epoch it would close */
+                                epoch: number;
+                                /** @description PEM SPKI of the passport key after the recovery */
+                                new_passport_public_key: string;
+                                new_passport_public_key_sha256: string;
+                                /** Format: date-time */
+                                opened_at: string;
+                                /** Format: date-time */
+                                veto_deadline: string;
+                                veto_window_open: boolean;
+                                /** Format: date-time */
+                                lapses_at: string;
+                                vetoed_at: string | null;
+                                initiated_at: string | null;
+                                completed_at: string | null;
+                                staged_resurrection_until: string | null;
+                                opened_log_index: number;
+                                closed_log_index: number | null;
+                            }[];
+                            total: number;
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8299,7 +12549,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND */
+                /** @description Error: `AGENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -8308,7 +12558,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -8317,7 +12567,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -8326,7 +12576,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8335,7 +12585,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8363,7 +12613,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Veto a recovery intent of your agent inside its 7-day window (root key and the passport's signature, svc.recovery.veto.v1) */
+        /**
+         * Veto a recovery intent of your agent inside its 7-day window (root key and the passport's signature, svc.recovery.veto.v1)
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
+         *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED` |
+         *     | 404 | `CHALLENGE_NOT_FOUND`, `RECOVERY_INTENT_NOT_FOUND` |
+         *     | 409 | `CHALLENGE_ALREADY_USED`, `RECOVERY_VETO_WINDOW_CLOSED`, `RECOVERY_INTENT_VETOED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `PASSPORT_SIGNATURE_REQUIRED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -8389,9 +12657,40 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            intent: {
+                                intent_id: string;
+                                agent_id: string;
+                                /** @description open, vetoed, initiated, completed or lapsed */
+                                state: string;
+                                /** @description recovery_key or channel: what proved it */
+                                tier: string;
+                                /** @description The custody epoch it would close */
+                                epoch: number;
+                                /** @description PEM SPKI of the passport key after the recovery */
+                                new_passport_public_key: string;
+                                new_passport_public_key_sha256: string;
+                                /** Format: date-time */
+                                opened_at: string;
+                                /** Format: date-time */
+                                veto_deadline: string;
+                                veto_window_open: boolean;
+                                /** Format: date-time */
+                                lapses_at: string;
+                                vetoed_at: string | null;
+                                initiated_at: string | null;
+                                completed_at: string | null;
+                                staged_resurrection_until: string | null;
+                                opened_log_index: number;
+                                closed_log_index: number | null;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8400,7 +12699,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY, PASSPORT_SIGNATURE_INVALID, CHALLENGE_EXPIRED */
+                /** @description Errors: `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8409,7 +12708,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED, PASSPORT_REVOKED */
+                /** @description Errors: `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8418,7 +12717,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_NOT_FOUND, RECOVERY_INTENT_NOT_FOUND */
+                /** @description Errors: `CHALLENGE_NOT_FOUND`, `RECOVERY_INTENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -8427,7 +12726,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_ALREADY_USED, RECOVERY_VETO_WINDOW_CLOSED, RECOVERY_INTENT_VETOED */
+                /** @description Errors: `CHALLENGE_ALREADY_USED`, `RECOVERY_VETO_WINDOW_CLOSED`, `RECOVERY_INTENT_VETOED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -8436,7 +12735,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -8445,7 +12744,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -8454,7 +12753,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, PASSPORT_SIGNATURE_REQUIRED */
+                /** @description Errors: `VALIDATION_FAILED`, `PASSPORT_SIGNATURE_REQUIRED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -8463,7 +12762,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8472,7 +12771,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8498,7 +12797,26 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Initiate the recovery of an agent whose intent's veto window passed unvetoed (signed again, svc.recovery.initiate.v1); returns the completion challenge */
+        /**
+         * Initiate the recovery of an agent whose intent's veto window passed unvetoed (signed again, svc.recovery.initiate.v1); returns the completion challenge
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
+         *     | 403 | `PASSPORT_REVOKED` |
+         *     | 404 | `CHALLENGE_NOT_FOUND`, `AGENT_NOT_FOUND` |
+         *     | 409 | `CHALLENGE_ALREADY_USED`, `RECOVERY_INTENT_REQUIRED`, `RECOVERY_VETO_WINDOW_ACTIVE`, `RECOVERY_INTENT_VETOED`, `RECOVERY_COVENANT_REQUIRED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_AGENT_ID`, `PASSPORT_SIGNATURE_REQUIRED` |
+         *     | 429 | `RECOVERY_RATE_LIMITED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -8526,9 +12844,65 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            intent: {
+                                intent_id: string;
+                                agent_id: string;
+                                /** @description open, vetoed, initiated, completed or lapsed */
+                                state: string;
+                                /** @description recovery_key or channel: what proved it */
+                                tier: string;
+                                /** @description The custody epoch it would close */
+                                epoch: number;
+                                /** @description PEM SPKI of the passport key after the recovery */
+                                new_passport_public_key: string;
+                                new_passport_public_key_sha256: string;
+                                /** Format: date-time */
+                                opened_at: string;
+                                /** Format: date-time */
+                                veto_deadline: string;
+                                veto_window_open: boolean;
+                                /** Format: date-time */
+                                lapses_at: string;
+                                vetoed_at: string | null;
+                                initiated_at: string | null;
+                                completed_at: string | null;
+                                staged_resurrection_until: string | null;
+                                opened_log_index: number;
+                                closed_log_index: number | null;
+                            };
+                            completion: {
+                                challenge_id: string;
+                                challenge_nonce: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the challenge expires
+                                 */
+                                expires_at: string;
+                                scheme: string;
+                                content: {
+                                    intent_id: string;
+                                };
+                                content_sha256: string;
+                                /** @description The bytes to sign (UTF-8) */
+                                sign_payload: string;
+                                /** @description utf-8 */
+                                sign_payload_encoding: string;
+                                signatures: {
+                                    /** @description Who signs: the recovery key (owner-recovery-key intents) */
+                                    recovery_signature?: string;
+                                    /** @description Who signs: the new passport key */
+                                    passport_signature: string;
+                                };
+                                complete_url: string;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8537,7 +12911,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PASSPORT_SIGNATURE_INVALID, CHALLENGE_EXPIRED */
+                /** @description Errors: `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8546,7 +12920,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PASSPORT_REVOKED */
+                /** @description Error: `PASSPORT_REVOKED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8555,7 +12929,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_NOT_FOUND, AGENT_NOT_FOUND */
+                /** @description Errors: `CHALLENGE_NOT_FOUND`, `AGENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -8564,7 +12938,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_ALREADY_USED, RECOVERY_INTENT_REQUIRED, RECOVERY_VETO_WINDOW_ACTIVE, RECOVERY_INTENT_VETOED, RECOVERY_COVENANT_REQUIRED */
+                /** @description Errors: `CHALLENGE_ALREADY_USED`, `RECOVERY_INTENT_REQUIRED`, `RECOVERY_VETO_WINDOW_ACTIVE`, `RECOVERY_INTENT_VETOED`, `RECOVERY_COVENANT_REQUIRED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -8573,7 +12947,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -8582,7 +12956,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -8591,7 +12965,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_AGENT_ID, PASSPORT_SIGNATURE_REQUIRED */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_AGENT_ID`, `PASSPORT_SIGNATURE_REQUIRED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -8600,7 +12974,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RECOVERY_RATE_LIMITED */
+                /** @description Error: `RECOVERY_RATE_LIMITED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8609,7 +12983,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8618,7 +12992,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8644,7 +13018,26 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Complete an initiated recovery (svc.recovery.complete.v1): a rebirth; the new root key is returned once, every earlier key is revoked, a new custody epoch opens */
+        /**
+         * Complete an initiated recovery (svc.recovery.complete.v1): a rebirth; the new root key is returned once, every earlier key is revoked, a new custody epoch opens
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
+         *     | 403 | `PASSPORT_REVOKED` |
+         *     | 404 | `CHALLENGE_NOT_FOUND`, `RECOVERY_INTENT_NOT_FOUND` |
+         *     | 409 | `CHALLENGE_ALREADY_USED`, `RECOVERY_INTENT_REQUIRED`, `RECOVERY_VETO_WINDOW_ACTIVE`, `RECOVERY_INTENT_VETOED`, `RECOVERY_REBIRTH_FAILED`, `RECOVERY_COVENANT_REQUIRED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `PASSPORT_SIGNATURE_REQUIRED` |
+         *     | 429 | `RECOVERY_RATE_LIMITED` |
+         *     | 500 | `RECOVERY_REBIRTH_FAILED`, `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -8672,9 +13065,55 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            /** @description The new root key, shown once */
+                            api_key: string;
+                            api_key_notice: string;
+                            epoch: {
+                                closed: number;
+                                opened: number;
+                            };
+                            passport: {
+                                did: string;
+                                /** @description PEM SPKI */
+                                public_key: string;
+                            };
+                            scoped_keys_revoked: number;
+                            staged_resurrection_until: string | null;
+                            intent: {
+                                intent_id: string;
+                                agent_id: string;
+                                /** @description open, vetoed, initiated, completed or lapsed */
+                                state: string;
+                                /** @description recovery_key or channel: what proved it */
+                                tier: string;
+                                /** @description The custody epoch it would close */
+                                epoch: number;
+                                /** @description PEM SPKI of the passport key after the recovery */
+                                new_passport_public_key: string;
+                                new_passport_public_key_sha256: string;
+                                /** Format: date-time */
+                                opened_at: string;
+                                /** Format: date-time */
+                                veto_deadline: string;
+                                veto_window_open: boolean;
+                                /** Format: date-time */
+                                lapses_at: string;
+                                vetoed_at: string | null;
+                                initiated_at: string | null;
+                                completed_at: string | null;
+                                staged_resurrection_until: string | null;
+                                opened_log_index: number;
+                                closed_log_index: number | null;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8683,7 +13122,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PASSPORT_SIGNATURE_INVALID, CHALLENGE_EXPIRED */
+                /** @description Errors: `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8692,7 +13131,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PASSPORT_REVOKED */
+                /** @description Error: `PASSPORT_REVOKED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8701,7 +13140,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_NOT_FOUND, RECOVERY_INTENT_NOT_FOUND */
+                /** @description Errors: `CHALLENGE_NOT_FOUND`, `RECOVERY_INTENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -8710,7 +13149,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_ALREADY_USED, RECOVERY_INTENT_REQUIRED, RECOVERY_VETO_WINDOW_ACTIVE, RECOVERY_INTENT_VETOED, RECOVERY_REBIRTH_FAILED, RECOVERY_COVENANT_REQUIRED */
+                /** @description Errors: `CHALLENGE_ALREADY_USED`, `RECOVERY_INTENT_REQUIRED`, `RECOVERY_VETO_WINDOW_ACTIVE`, `RECOVERY_INTENT_VETOED`, `RECOVERY_REBIRTH_FAILED`, `RECOVERY_COVENANT_REQUIRED` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -8719,7 +13158,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -8728,7 +13167,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -8737,7 +13176,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, PASSPORT_SIGNATURE_REQUIRED */
+                /** @description Errors: `VALIDATION_FAILED`, `PASSPORT_SIGNATURE_REQUIRED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -8746,7 +13185,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RECOVERY_RATE_LIMITED */
+                /** @description Error: `RECOVERY_RATE_LIMITED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8755,7 +13194,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RECOVERY_REBIRTH_FAILED, INTERNAL_ERROR */
+                /** @description Errors: `RECOVERY_REBIRTH_FAILED`, `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8764,7 +13203,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8790,7 +13229,24 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start a custody transfer (root key): names the incoming custodian's public key and owner; returns a challenge and the canonical custody-transfer bytes (svc.custody.transfer.v1) */
+        /**
+         * Start a custody transfer (root key): names the incoming custodian's public key and owner; returns a challenge and the canonical custody-transfer bytes (svc.custody.transfer.v1)
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 409 | `RECOVERY_INTENT_ALREADY_OPEN`, `CUSTODY_TRANSFER_CONFLICT` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_PASSPORT_PUBLIC_KEY`, `INVALID_OWNER_IDENTIFIER` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -8814,9 +13270,37 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            transfer_id: string;
+                            agent_id: string;
+                            /** @description The custody epoch the transfer closes */
+                            epoch: number;
+                            challenge_id: string;
+                            challenge_nonce: string;
+                            /**
+                             * Format: date-time
+                             * @description When the challenge expires
+                             */
+                            expires_at: string;
+                            scheme: string;
+                            content: {
+                                incoming_owner_identifier: string;
+                                /** @description PEM SPKI */
+                                incoming_public_key: string;
+                            };
+                            content_sha256: string;
+                            /** @description The custody-transfer bytes the current passport signs (UTF-8) */
+                            sign_payload: string;
+                            /** @description utf-8 */
+                            sign_payload_encoding: string;
+                            complete_url: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8825,7 +13309,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8834,7 +13318,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED, PASSPORT_REVOKED, STAGED_RESURRECTION_RESTRICTED */
+                /** @description Errors: `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `STAGED_RESURRECTION_RESTRICTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8843,7 +13327,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RECOVERY_INTENT_ALREADY_OPEN, CUSTODY_TRANSFER_CONFLICT */
+                /** @description Errors: `RECOVERY_INTENT_ALREADY_OPEN`, `CUSTODY_TRANSFER_CONFLICT` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -8852,7 +13336,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -8861,7 +13345,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -8870,7 +13354,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_PASSPORT_PUBLIC_KEY, INVALID_OWNER_IDENTIFIER */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_PASSPORT_PUBLIC_KEY`, `INVALID_OWNER_IDENTIFIER` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -8879,7 +13363,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -8888,7 +13372,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8914,7 +13398,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Complete a custody transfer with the current passport's signature over its bytes (root key): a new custody epoch for the incoming custodian; the new root key is returned once */
+        /**
+         * Complete a custody transfer with the current passport's signature over its bytes (root key): a new custody epoch for the incoming custodian; the new root key is returned once
+         * @description **Authentication:** Bearer: the root API key (scoped keys and session tokens are refused with 403 ROOT_KEY_REQUIRED). Scoped keys: refused.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
+         *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 404 | `CHALLENGE_NOT_FOUND`, `CUSTODY_TRANSFER_NOT_FOUND` |
+         *     | 409 | `CHALLENGE_ALREADY_USED`, `RECOVERY_INTENT_ALREADY_OPEN`, `CUSTODY_TRANSFER_CONFLICT` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `PASSPORT_SIGNATURE_REQUIRED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -8938,9 +13440,33 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            agent_id: string;
+                            /** @description The new root key, shown once */
+                            api_key: string;
+                            api_key_notice: string;
+                            epoch: {
+                                closed: number;
+                                opened: number;
+                            };
+                            passport: {
+                                did: string;
+                                /** @description PEM SPKI */
+                                public_key: string;
+                            };
+                            scoped_keys_revoked: number;
+                            /** Format: date-time */
+                            transferred_at: string;
+                            /** @description The incoming custodian's */
+                            owner_identifier: string;
+                            covenant_superseded: string | null;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -8949,7 +13475,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY, PASSPORT_SIGNATURE_INVALID, CHALLENGE_EXPIRED */
+                /** @description Errors: `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8958,7 +13484,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ROOT_KEY_REQUIRED, PASSPORT_REVOKED, STAGED_RESURRECTION_RESTRICTED */
+                /** @description Errors: `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `STAGED_RESURRECTION_RESTRICTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8967,7 +13493,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_NOT_FOUND, CUSTODY_TRANSFER_NOT_FOUND */
+                /** @description Errors: `CHALLENGE_NOT_FOUND`, `CUSTODY_TRANSFER_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -8976,7 +13502,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CHALLENGE_ALREADY_USED, RECOVERY_INTENT_ALREADY_OPEN, CUSTODY_TRANSFER_CONFLICT */
+                /** @description Errors: `CHALLENGE_ALREADY_USED`, `RECOVERY_INTENT_ALREADY_OPEN`, `CUSTODY_TRANSFER_CONFLICT` */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -8985,7 +13511,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -8994,7 +13520,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -9003,7 +13529,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, PASSPORT_SIGNATURE_REQUIRED */
+                /** @description Errors: `VALIDATION_FAILED`, `PASSPORT_SIGNATURE_REQUIRED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -9012,7 +13538,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9021,7 +13547,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9045,13 +13571,36 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search the web; results carry credibility scores (0.5 to 1.0) */
+        /**
+         * Search the web; results carry credibility scores (0.5 to 1.0)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:search`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 402 | `INSUFFICIENT_CREDITS` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 429 | `SEARCH_CALLS_LIMIT` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 502 | `SEARCH_PROVIDER_ERROR` |
+         *     | 503 | `SEARCH_PROVIDER_UNCONFIGURED`, `DATABASE_UNAVAILABLE` |
+         *     | 504 | `SEARCH_PROVIDER_TIMEOUT` |
+         */
         get: {
             parameters: {
                 query: {
-                    /** @description Query, 1 to 500 characters */
+                    /**
+                     * @description Query, 1 to 500 characters
+                     * @example latest EU AI act guidance
+                     */
                     q: string;
-                    /** @description Results wanted, 1 to 20 (default 10); a provider may return fewer */
+                    /**
+                     * @description Results wanted, 1 to 20 (default 10); a provider may return fewer
+                     * @example 5
+                     */
                     num_results?: number;
                 };
                 header?: never;
@@ -9060,14 +13609,64 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Web results with credibility scores, and your search usage */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            query: string;
+                            provider_used: string;
+                            results: {
+                                title: string;
+                                url: string;
+                                snippet: string;
+                                /** @description The result's host name */
+                                source: string;
+                                credibility_score: number;
+                                published_date: string | null;
+                            }[];
+                            usage: {
+                                /** @description Search-pool calls (web and blob search) this UTC month */
+                                calls_total: number;
+                                /** @description Monthly tiers: what is left of the quota; credit tiers: null */
+                                calls_remaining: number | null;
+                                over_limit: boolean;
+                                upgrade_url: string;
+                                /** @description trial_credits or monthly */
+                                search_quota_period: string;
+                                search_calls_limit: number | null;
+                                search_overage_rate_per_call: string | null;
+                            };
+                            cached: boolean;
+                            response_time_ms: number;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9076,7 +13675,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INSUFFICIENT_CREDITS */
+                /** @description Error: `INSUFFICIENT_CREDITS` */
                 402: {
                     headers: {
                         [name: string]: unknown;
@@ -9085,7 +13684,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, STAGED_RESURRECTION_RESTRICTED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `STAGED_RESURRECTION_RESTRICTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9094,7 +13693,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -9103,7 +13702,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SEARCH_CALLS_LIMIT */
+                /** @description Error: `SEARCH_CALLS_LIMIT` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9112,7 +13711,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9121,7 +13720,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SEARCH_PROVIDER_ERROR */
+                /** @description Error: `SEARCH_PROVIDER_ERROR` */
                 502: {
                     headers: {
                         [name: string]: unknown;
@@ -9130,7 +13729,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SEARCH_PROVIDER_UNCONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `SEARCH_PROVIDER_UNCONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9139,7 +13738,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SEARCH_PROVIDER_TIMEOUT */
+                /** @description Error: `SEARCH_PROVIDER_TIMEOUT` */
                 504: {
                     headers: {
                         [name: string]: unknown;
@@ -9167,7 +13766,23 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Give feedback on an earlier result (append-only; monthly cap per tier) */
+        /**
+         * Give feedback on an earlier result (append-only; monthly cap per tier)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: any key of the agent.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_REF_TYPE`, `INVALID_REF_ID`, `INVALID_SIGNAL`, `NOTE_TOO_LONG` |
+         *     | 429 | `FEEDBACK_LIMIT` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -9190,14 +13805,42 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description Recorded */
                 201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            feedback_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9206,7 +13849,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9215,7 +13858,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -9224,7 +13867,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -9233,7 +13876,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_REF_TYPE, INVALID_REF_ID, INVALID_SIGNAL, NOTE_TOO_LONG */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_REF_TYPE`, `INVALID_REF_ID`, `INVALID_SIGNAL`, `NOTE_TOO_LONG` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -9242,7 +13885,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: FEEDBACK_LIMIT */
+                /** @description Error: `FEEDBACK_LIMIT` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9251,7 +13894,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9260,7 +13903,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9284,7 +13927,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your feedback: rolling 7 and 30 day counts, by ref_type and signal, and this UTC month's cap */
+        /**
+         * Your feedback: rolling 7 and 30 day counts, by ref_type and signal, and this UTC month's cap
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: any key of the agent.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -9294,14 +13949,72 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Your feedback counts and this month's cap */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            last_7d: {
+                                total: number;
+                                helpful: number;
+                                unhelpful: number;
+                                wrong: number;
+                            };
+                            last_30d: {
+                                total: number;
+                                helpful: number;
+                                unhelpful: number;
+                                wrong: number;
+                            };
+                            by_ref_type: {
+                                search_id: {
+                                    total: number;
+                                    helpful: number;
+                                    unhelpful: number;
+                                    wrong: number;
+                                };
+                                memory_key: {
+                                    total: number;
+                                    helpful: number;
+                                    unhelpful: number;
+                                    wrong: number;
+                                };
+                                blob_id: {
+                                    total: number;
+                                    helpful: number;
+                                    unhelpful: number;
+                                    wrong: number;
+                                };
+                                parse_id: {
+                                    total: number;
+                                    helpful: number;
+                                    unhelpful: number;
+                                    wrong: number;
+                                };
+                                browse_id: {
+                                    total: number;
+                                    helpful: number;
+                                    unhelpful: number;
+                                    wrong: number;
+                                };
+                            };
+                            /** @description last_30d */
+                            by_ref_type_window: string;
+                            /** @description YYYY-MM (UTC) */
+                            month: string;
+                            used_this_month: number;
+                            limit: number;
+                            remaining: number;
+                            /** Format: date-time */
+                            resets_at: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9310,7 +14023,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9319,7 +14041,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9345,7 +14067,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your approval events, newest first, with this UTC month's cap */
+        /**
+         * Your approval events, newest first, with this UTC month's cap
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: any key of the agent.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_APPROVAL_CURSOR` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
@@ -9367,9 +14102,47 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            events: {
+                                approval_id: string;
+                                action: string;
+                                /** @description approved or denied */
+                                decision: string;
+                                approver: string | null;
+                                tool: string | null;
+                                risk_class: string | null;
+                                note: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the human decided
+                                 */
+                                decided_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When svc recorded the event
+                                 */
+                                created_at: string;
+                            }[];
+                            has_more: boolean;
+                            next_cursor: string | null;
+                            /** @description The UTC month the cap counts (YYYY-MM) */
+                            month: string;
+                            used_this_month: number;
+                            /** @description Approval events per UTC month for your tier */
+                            limit: number;
+                            remaining: number;
+                            /**
+                             * Format: date-time
+                             * @description When the next UTC month starts
+                             */
+                            resets_at: string;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_APPROVAL_CURSOR */
+                /** @description Error: `INVALID_APPROVAL_CURSOR` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9378,7 +14151,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9387,7 +14160,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -9396,7 +14169,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9405,7 +14178,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9417,7 +14190,23 @@ export interface paths {
             };
         };
         put?: never;
-        /** Record a human-approval event (approved or denied; append-only, declared not verified; monthly cap per tier) */
+        /**
+         * Record a human-approval event (approved or denied; append-only, declared not verified; monthly cap per tier)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: any key of the agent.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_APPROVAL_ACTION`, `INVALID_APPROVAL_DECISION`, `INVALID_DECIDED_AT`, `NOTE_TOO_LONG` |
+         *     | 429 | `APPROVAL_EVENTS_LIMIT` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -9451,9 +14240,52 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            approval_id: string;
+                            action: string;
+                            /** @description approved or denied */
+                            decision: string;
+                            approver: string | null;
+                            tool: string | null;
+                            risk_class: string | null;
+                            note: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the human decided
+                             */
+                            decided_at: string;
+                            /**
+                             * Format: date-time
+                             * @description When svc recorded the event
+                             */
+                            created_at: string;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9462,7 +14294,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9471,7 +14303,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PAYLOAD_TOO_LARGE */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -9480,7 +14312,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -9489,7 +14321,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_APPROVAL_ACTION, INVALID_APPROVAL_DECISION, INVALID_DECIDED_AT, NOTE_TOO_LONG */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_APPROVAL_ACTION`, `INVALID_APPROVAL_DECISION`, `INVALID_DECIDED_AT`, `NOTE_TOO_LONG` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -9498,7 +14330,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: APPROVAL_EVENTS_LIMIT */
+                /** @description Error: `APPROVAL_EVENTS_LIMIT` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9507,7 +14339,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9516,7 +14348,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9542,7 +14374,27 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Fetch a public web page server-side and extract its title and text (static or dynamic) */
+        /**
+         * Fetch a public web page server-side and extract its title and text (static or dynamic)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:browse`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 402 | `INSUFFICIENT_CREDITS` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `BROWSE_DYNAMIC_TRUST_TIER`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 413 | `BROWSE_RESPONSE_TOO_LARGE`, `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_URL`, `BROWSE_MODE_UNSUPPORTED`, `BROWSE_URL_BLOCKED`, `BROWSE_ROBOTS_DISALLOW` |
+         *     | 429 | `BROWSE_LIMIT` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 502 | `BROWSE_PROVIDER_ERROR` |
+         *     | 503 | `BROWSE_PROVIDER_UNCONFIGURED`, `DATABASE_UNAVAILABLE` |
+         *     | 504 | `BROWSE_PROVIDER_TIMEOUT` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -9561,14 +14413,57 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The browse record: the page's title and text */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            browse_id: string;
+                            url: string;
+                            /** @description After redirects */
+                            final_url: string;
+                            /** @description static or dynamic */
+                            mode: string;
+                            /** @description What the site answered (a 404 page is a completed browse) */
+                            http_status: number;
+                            content_type: string;
+                            title: string | null;
+                            text: string;
+                            byline: string | null;
+                            published_at: string | null;
+                            language: string | null;
+                            site_name: string | null;
+                            response_time_ms: number;
+                            /** Format: date-time */
+                            fetched_at: string;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON */
+                /** @description Error: `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9577,7 +14472,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9586,7 +14481,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INSUFFICIENT_CREDITS */
+                /** @description Error: `INSUFFICIENT_CREDITS` */
                 402: {
                     headers: {
                         [name: string]: unknown;
@@ -9595,7 +14490,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, BROWSE_DYNAMIC_TRUST_TIER, STAGED_RESURRECTION_RESTRICTED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `BROWSE_DYNAMIC_TRUST_TIER`, `STAGED_RESURRECTION_RESTRICTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9604,7 +14499,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BROWSE_RESPONSE_TOO_LARGE, PAYLOAD_TOO_LARGE */
+                /** @description Errors: `BROWSE_RESPONSE_TOO_LARGE`, `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -9613,7 +14508,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -9622,7 +14517,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_URL, BROWSE_MODE_UNSUPPORTED, BROWSE_URL_BLOCKED, BROWSE_ROBOTS_DISALLOW */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_URL`, `BROWSE_MODE_UNSUPPORTED`, `BROWSE_URL_BLOCKED`, `BROWSE_ROBOTS_DISALLOW` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -9631,7 +14526,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BROWSE_LIMIT */
+                /** @description Error: `BROWSE_LIMIT` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9640,7 +14535,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9649,7 +14544,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BROWSE_PROVIDER_ERROR */
+                /** @description Error: `BROWSE_PROVIDER_ERROR` */
                 502: {
                     headers: {
                         [name: string]: unknown;
@@ -9658,7 +14553,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BROWSE_PROVIDER_UNCONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `BROWSE_PROVIDER_UNCONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9667,7 +14562,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BROWSE_PROVIDER_TIMEOUT */
+                /** @description Error: `BROWSE_PROVIDER_TIMEOUT` */
                 504: {
                     headers: {
                         [name: string]: unknown;
@@ -9691,7 +14586,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Re-read one of your logged browse results (no refetch, not metered) */
+        /**
+         * Re-read one of your logged browse results (no refetch, not metered)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:browse`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 404 | `BROWSE_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -9704,14 +14615,57 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The browse record: the page's title and text */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            browse_id: string;
+                            url: string;
+                            /** @description After redirects */
+                            final_url: string;
+                            /** @description static or dynamic */
+                            mode: string;
+                            /** @description What the site answered (a 404 page is a completed browse) */
+                            http_status: number;
+                            content_type: string;
+                            title: string | null;
+                            text: string;
+                            byline: string | null;
+                            published_at: string | null;
+                            language: string | null;
+                            site_name: string | null;
+                            response_time_ms: number;
+                            /** Format: date-time */
+                            fetched_at: string;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9720,7 +14674,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9729,7 +14683,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9738,7 +14692,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BROWSE_NOT_FOUND */
+                /** @description Error: `BROWSE_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -9747,7 +14701,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -9756,7 +14710,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -9765,7 +14719,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9774,7 +14728,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9800,7 +14754,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Usage history: metered calls this UTC month, what remains, and a 7-day daily breakdown */
+        /**
+         * Usage history: metered calls this UTC month, what remains, and a 7-day daily breakdown
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: any key of the agent.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -9810,14 +14776,68 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Metered calls this UTC month, what is left, and the last 7 days */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            tier: string;
+                            /** @description credits or monthly */
+                            metering: string;
+                            /** @description YYYY-MM (UTC) */
+                            month: string;
+                            calls_this_month: number;
+                            calls_remaining: number | null;
+                            credits_remaining_usd: string;
+                            credits_staked_usd: string;
+                            pools: {
+                                search: {
+                                    calls_this_month: number;
+                                    monthly_limit: number | null;
+                                    remaining_this_month: number | null;
+                                    free_floor_30d: number | null;
+                                    free_remaining_30d: number | null;
+                                };
+                                browse: {
+                                    calls_this_month: number;
+                                    monthly_limit: number | null;
+                                    remaining_this_month: number | null;
+                                    free_floor_30d: number | null;
+                                    free_remaining_30d: number | null;
+                                };
+                                memory_write: {
+                                    calls_this_month: number;
+                                    monthly_limit: number | null;
+                                    remaining_this_month: number | null;
+                                    free_floor_30d: number | null;
+                                    free_remaining_30d: number | null;
+                                };
+                                parse: {
+                                    calls_this_month: number;
+                                    monthly_limit: number | null;
+                                    remaining_this_month: number | null;
+                                    free_floor_30d: number | null;
+                                    free_remaining_30d: number | null;
+                                };
+                            };
+                            /** @description Oldest first, ending today */
+                            daily: {
+                                /** @description YYYY-MM-DD (UTC) */
+                                date: string;
+                                calls: number;
+                                search: number;
+                                browse: number;
+                                memory_write: number;
+                                parse: number;
+                            }[];
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9826,7 +14846,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9835,7 +14864,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9861,7 +14890,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your activity feed: browses (without page text), feedback and approval events, newest first */
+        /**
+         * Your activity feed: browses (without page text), feedback and approval events, newest first
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: any key of the agent.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_ACTIVITY_CURSOR` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 422 | `VALIDATION_FAILED`, `INVALID_ACTIVITY_KIND` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
@@ -9878,14 +14920,68 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description A page of your activity, newest first */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description success */
+                            status: string;
+                            items: ({
+                                /** @enum {string} */
+                                kind: "browse";
+                                id: string;
+                                /** Format: date-time */
+                                occurred_at: string;
+                                browse: {
+                                    browse_id: string;
+                                    url: string;
+                                    final_url: string;
+                                    mode: string;
+                                    http_status: number;
+                                    content_type: string;
+                                    title: string | null;
+                                    response_time_ms: number;
+                                };
+                            } | {
+                                /** @enum {string} */
+                                kind: "feedback";
+                                id: string;
+                                /** Format: date-time */
+                                occurred_at: string;
+                                feedback: {
+                                    feedback_id: string;
+                                    ref_type: string;
+                                    ref_id: string;
+                                    signal: string;
+                                    note: string | null;
+                                };
+                            } | {
+                                /** @enum {string} */
+                                kind: "approval";
+                                id: string;
+                                /** Format: date-time */
+                                occurred_at: string;
+                                approval: {
+                                    approval_id: string;
+                                    action: string;
+                                    decision: string;
+                                    approver: string | null;
+                                    tool: string | null;
+                                    risk_class: string | null;
+                                    note: string | null;
+                                    /** Format: date-time */
+                                    decided_at: string;
+                                };
+                            })[];
+                            has_more: boolean;
+                            next_cursor: string | null;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_ACTIVITY_CURSOR */
+                /** @description Error: `INVALID_ACTIVITY_CURSOR` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9894,7 +14990,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9903,7 +14999,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, INVALID_ACTIVITY_KIND */
+                /** @description Errors: `VALIDATION_FAILED`, `INVALID_ACTIVITY_KIND` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -9912,7 +15008,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -9921,7 +15017,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9947,7 +15043,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List your blobs, newest first */
+        /**
+         * List your blobs, newest first
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:blob-store`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
@@ -9961,14 +15070,49 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description A page of your blobs */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            /** @description Newest first */
+                            blobs: {
+                                /** @description b_ followed by 16 lower-case hex characters */
+                                blob_id: string;
+                                size_bytes: number;
+                                /** @description The media type stored with the bytes */
+                                content_type: string;
+                                /** @description Hex SHA-256 of the bytes (also the ETag of a download) */
+                                sha256: string;
+                                /** @description The multipart file name, or null */
+                                filename: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The latest parse; null when never parsed */
+                                parse: {
+                                    /** Format: uuid */
+                                    parse_id: string;
+                                    /** @description queued, running, complete or failed */
+                                    status: string;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                    completed_at: string | null;
+                                } | null;
+                            }[];
+                            /** @description Active blobs of the agent */
+                            total: number;
+                            page: number;
+                            per_page: number;
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9977,7 +15121,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9986,7 +15130,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -9995,7 +15139,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10004,7 +15148,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10015,7 +15159,23 @@ export interface paths {
                 };
             };
         };
-        /** Upload a blob: multipart field `file`, or the raw body with its Content-Type. 201 new, 200 same bytes again */
+        /**
+         * Upload a blob: multipart field `file`, or the raw body with its Content-Type. 201 new, 200 same bytes again
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:blob-store`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BLOB_MULTIPART_INVALID`, `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 413 | `BLOB_TOO_LARGE`, `BLOB_STORAGE_LIMIT`, `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `BLOB_FILE_REQUIRED`, `BLOB_CONTENT_TYPE_INVALID` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `BLOB_STORE_UNAVAILABLE`, `DATABASE_UNAVAILABLE` |
+         */
         put: {
             parameters: {
                 query?: never;
@@ -10034,21 +15194,45 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The stored blob (201 new bytes, 200 the same bytes again) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            /** @description b_ followed by 16 lower-case hex characters */
+                            blob_id: string;
+                            size_bytes: number;
+                            /** @description The media type stored with the bytes */
+                            content_type: string;
+                            /** @description Hex SHA-256 of the bytes (also the ETag of a download) */
+                            sha256: string;
+                        };
+                    };
                 };
-                /** @description Default Response */
+                /** @description The stored blob (201 new bytes, 200 the same bytes again) */
                 201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            /** @description b_ followed by 16 lower-case hex characters */
+                            blob_id: string;
+                            size_bytes: number;
+                            /** @description The media type stored with the bytes */
+                            content_type: string;
+                            /** @description Hex SHA-256 of the bytes (also the ETag of a download) */
+                            sha256: string;
+                        };
+                    };
                 };
-                /** @description Error: BLOB_MULTIPART_INVALID */
+                /** @description Errors: `BLOB_MULTIPART_INVALID`, `INVALID_JSON` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10057,7 +15241,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10066,7 +15250,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10075,7 +15259,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_TOO_LARGE, BLOB_STORAGE_LIMIT */
+                /** @description Errors: `BLOB_TOO_LARGE`, `BLOB_STORAGE_LIMIT`, `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -10084,7 +15268,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_FILE_REQUIRED, BLOB_CONTENT_TYPE_INVALID */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Errors: `VALIDATION_FAILED`, `BLOB_FILE_REQUIRED`, `BLOB_CONTENT_TYPE_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -10093,7 +15286,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10102,7 +15295,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_STORE_UNAVAILABLE, DATABASE_UNAVAILABLE */
+                /** @description Errors: `BLOB_STORE_UNAVAILABLE`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10127,7 +15320,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download a blob (HTTP Range: one range → 206, several → multipart/byteranges) */
+        /**
+         * Download a blob (HTTP Range: one range → 206, several → multipart/byteranges)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:blob-store`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 404 | `BLOB_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 416 | `RANGE_NOT_SATISFIABLE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `BLOB_STORE_UNAVAILABLE`, `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -10140,14 +15350,32 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The whole blob under its stored Content-Type (HEAD: the headers only) */
                 200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "*/*": string;
+                    };
+                };
+                /** @description Partial content: one range under the stored Content-Type, several as multipart/byteranges */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "*/*": string;
+                    };
+                };
+                /** @description Not modified (If-None-Match matched the ETag): no body */
+                304: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10156,7 +15384,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10165,7 +15393,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10174,7 +15402,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_NOT_FOUND */
+                /** @description Error: `BLOB_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -10183,7 +15411,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -10192,7 +15420,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RANGE_NOT_SATISFIABLE */
+                /** @description Error: `RANGE_NOT_SATISFIABLE` */
                 416: {
                     headers: {
                         [name: string]: unknown;
@@ -10201,7 +15429,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -10210,7 +15438,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10219,7 +15447,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_STORE_UNAVAILABLE, DATABASE_UNAVAILABLE */
+                /** @description Errors: `BLOB_STORE_UNAVAILABLE`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10232,7 +15460,25 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /** Soft-delete a blob: 204, also for unknown ids (existence is not leaked) */
+        /**
+         * Soft-delete a blob: 204, also for unknown ids (existence is not leaked)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:blob-store`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 404 | `BLOB_NOT_FOUND` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -10245,14 +15491,14 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description No content */
+                /** @description Deleted, or nothing to delete */
                 204: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10261,7 +15507,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10270,7 +15516,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10279,7 +15525,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_NOT_FOUND */
+                /** @description Error: `BLOB_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -10288,7 +15534,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -10297,7 +15552,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -10306,7 +15570,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10315,7 +15579,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10327,7 +15591,24 @@ export interface paths {
             };
         };
         options?: never;
-        /** Download a blob (HTTP Range: one range → 206, several → multipart/byteranges) */
+        /**
+         * Download a blob (HTTP Range: one range → 206, several → multipart/byteranges)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:blob-store`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 404 | `BLOB_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 416 | `RANGE_NOT_SATISFIABLE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `BLOB_STORE_UNAVAILABLE`, `DATABASE_UNAVAILABLE` |
+         */
         head: {
             parameters: {
                 query?: never;
@@ -10340,14 +15621,32 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The whole blob under its stored Content-Type (HEAD: the headers only) */
                 200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "*/*": string;
+                    };
+                };
+                /** @description Partial content: one range under the stored Content-Type, several as multipart/byteranges */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "*/*": string;
+                    };
+                };
+                /** @description Not modified (If-None-Match matched the ETag): no body */
+                304: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10356,7 +15655,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10365,7 +15664,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10374,7 +15673,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_NOT_FOUND */
+                /** @description Error: `BLOB_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -10383,7 +15682,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -10392,7 +15691,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: RANGE_NOT_SATISFIABLE */
+                /** @description Error: `RANGE_NOT_SATISFIABLE` */
                 416: {
                     headers: {
                         [name: string]: unknown;
@@ -10401,7 +15700,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -10410,7 +15709,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10419,7 +15718,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_STORE_UNAVAILABLE, DATABASE_UNAVAILABLE */
+                /** @description Errors: `BLOB_STORE_UNAVAILABLE`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10440,7 +15739,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Metadata of a blob: size, type, sha256, dates, latest parse */
+        /**
+         * Metadata of a blob: size, type, sha256, dates, latest parse
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:blob-store`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 404 | `BLOB_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -10453,14 +15768,42 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The blob's metadata */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            /** @description b_ followed by 16 lower-case hex characters */
+                            blob_id: string;
+                            size_bytes: number;
+                            /** @description The media type stored with the bytes */
+                            content_type: string;
+                            /** @description Hex SHA-256 of the bytes (also the ETag of a download) */
+                            sha256: string;
+                            /** @description The multipart file name, or null */
+                            filename: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description The latest parse; null when never parsed */
+                            parse: {
+                                /** Format: uuid */
+                                parse_id: string;
+                                /** @description queued, running, complete or failed */
+                                status: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                completed_at: string | null;
+                            } | null;
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10469,7 +15812,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10478,7 +15821,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10487,7 +15830,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_NOT_FOUND */
+                /** @description Error: `BLOB_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -10496,7 +15839,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -10505,7 +15848,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -10514,7 +15857,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10523,7 +15866,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10549,7 +15892,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A signed URL that reads the blob without a key until it expires */
+        /**
+         * A signed URL that reads the blob without a key until it expires
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:blob-store`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 404 | `BLOB_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
@@ -10565,14 +15924,30 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description A signed read URL */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            /** @description b_ followed by 16 lower-case hex characters */
+                            blob_id: string;
+                            /** @description GET (or HEAD) it without a key until expires_at */
+                            url: string;
+                            /** @description Seconds the URL stays valid */
+                            expires_in: number;
+                            /**
+                             * Format: date-time
+                             * @description When the URL stops working (whole seconds)
+                             */
+                            expires_at: string;
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10581,7 +15956,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10590,7 +15965,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10599,7 +15974,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_NOT_FOUND */
+                /** @description Error: `BLOB_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -10608,7 +15983,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -10617,7 +15992,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -10626,7 +16001,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10635,7 +16010,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10661,7 +16036,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download through a signed URL (agent_id, expires, signature from .../signed-url), or with the key */
+        /**
+         * Download through a signed URL (agent_id, expires, signature from .../signed-url), or with the key
+         * @description **Authentication:** optional Bearer (an API key or session token adds the caller's own fields). Scoped keys: need `svc:blob-store`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `SIGNED_URL_INVALID`, `SIGNED_URL_EXPIRED` |
+         *     | 404 | `BLOB_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `BLOB_STORE_UNAVAILABLE`, `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: {
@@ -10679,14 +16070,32 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The whole blob under its stored Content-Type (HEAD: the headers only) */
                 200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "*/*": string;
+                    };
+                };
+                /** @description Partial content: one range under the stored Content-Type, several as multipart/byteranges */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "*/*": string;
+                    };
+                };
+                /** @description Not modified (If-None-Match matched the ETag): no body */
+                304: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10695,7 +16104,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10704,7 +16113,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, SIGNED_URL_INVALID, SIGNED_URL_EXPIRED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `SIGNED_URL_INVALID`, `SIGNED_URL_EXPIRED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10713,7 +16122,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_NOT_FOUND */
+                /** @description Error: `BLOB_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -10722,7 +16131,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -10731,7 +16140,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Default Response */
+                416: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -10740,7 +16158,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10749,7 +16167,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_STORE_UNAVAILABLE, DATABASE_UNAVAILABLE */
+                /** @description Errors: `BLOB_STORE_UNAVAILABLE`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10764,7 +16182,23 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** Download through a signed URL (agent_id, expires, signature from .../signed-url), or with the key */
+        /**
+         * Download through a signed URL (agent_id, expires, signature from .../signed-url), or with the key
+         * @description **Authentication:** optional Bearer (an API key or session token adds the caller's own fields). Scoped keys: need `svc:blob-store`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `SIGNED_URL_INVALID`, `SIGNED_URL_EXPIRED` |
+         *     | 404 | `BLOB_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `BLOB_STORE_UNAVAILABLE`, `DATABASE_UNAVAILABLE` |
+         */
         head: {
             parameters: {
                 query?: {
@@ -10782,14 +16216,32 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The whole blob under its stored Content-Type (HEAD: the headers only) */
                 200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "*/*": string;
+                    };
+                };
+                /** @description Partial content: one range under the stored Content-Type, several as multipart/byteranges */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "*/*": string;
+                    };
+                };
+                /** @description Not modified (If-None-Match matched the ETag): no body */
+                304: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10798,7 +16250,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10807,7 +16259,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, SIGNED_URL_INVALID, SIGNED_URL_EXPIRED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `SIGNED_URL_INVALID`, `SIGNED_URL_EXPIRED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10816,7 +16268,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_NOT_FOUND */
+                /** @description Error: `BLOB_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -10825,7 +16277,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -10834,7 +16286,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Default Response */
+                416: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -10843,7 +16304,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -10852,7 +16313,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_STORE_UNAVAILABLE, DATABASE_UNAVAILABLE */
+                /** @description Errors: `BLOB_STORE_UNAVAILABLE`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10875,7 +16336,27 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Parse a PDF, DOCX, CSV or XLSX blob: synchronously (200 with the result), or with ?async=true (202 queued, optional signed callback) */
+        /**
+         * Parse a PDF, DOCX, CSV or XLSX blob: synchronously (200 with the result), or with ?async=true (202 queued, optional signed callback)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:blob-store`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 402 | `INSUFFICIENT_CREDITS` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 404 | `BLOB_NOT_FOUND` |
+         *     | 413 | `PARSE_TOO_LARGE_SYNC`, `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `PARSE_UNSUPPORTED_TYPE`, `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `CALLBACK_URL_INVALID` |
+         *     | 429 | `PARSE_RATE_LIMIT`, `PARSE_QUOTA_EXCEEDED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `PARSE_ASYNC_DISABLED`, `BLOB_STORE_UNAVAILABLE`, `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: {
@@ -10897,21 +16378,241 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The finished parse: complete with its result, or failed with its error */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description queued, running, complete or failed */
+                            status: string;
+                            /** Format: uuid */
+                            parse_id: string;
+                            blob_id: string;
+                            /** @description sync or async */
+                            mode: string;
+                            /** @description The blob's media type when the parse was asked for */
+                            content_type: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            started_at: string | null;
+                            completed_at: string | null;
+                            callback_url: string | null;
+                            /** @description failed only: what went wrong */
+                            error?: string;
+                            /** @description failed only: corrupt, too_large, timeout, memory, unsupported, internal or blob_deleted */
+                            failure_reason?: string;
+                            /** @description complete only; null once retention dropped it (result_expired) */
+                            result?: ({
+                                /** @description pdf, docx, csv or xlsx */
+                                kind: string;
+                                /** @description Full text; paragraphs separated by a blank line, table rows as `cell | cell` lines */
+                                text: string;
+                                pages?: ({
+                                    number: number;
+                                    text: string;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                                sheets?: {
+                                    [key: string]: unknown;
+                                }[];
+                                header?: string[];
+                                rows?: string[][];
+                                tables?: {
+                                    [key: string]: unknown;
+                                }[];
+                                /** @description content_type, size_bytes, counts, document properties, truncated, warnings, parser... */
+                                metadata: {
+                                    [key: string]: unknown;
+                                };
+                                chunks: ({
+                                    index: number;
+                                    text: string;
+                                    char_start: number;
+                                    char_end: number;
+                                    /** @description Stored with the parse: open to fields a later parser version adds */
+                                    location: {
+                                        /** @description PDF: first page the chunk covers (1-based) */
+                                        page?: number;
+                                        /** @description PDF: last page, when the chunk spans pages */
+                                        page_end?: number;
+                                        /** @description XLSX: sheet name */
+                                        sheet?: string;
+                                        /** @description Tables: index into `tables` */
+                                        table?: number;
+                                        row_start?: number;
+                                        row_end?: number;
+                                        /** @description DOCX: nearest heading before the chunk */
+                                        heading?: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                            } & {
+                                [key: string]: unknown;
+                            }) | null;
+                            /** @enum {boolean} */
+                            result_expired?: true;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                                usage?: {
+                                    /** @description Spendable credit in USD, 4 decimal places */
+                                    credits_remaining_usd: string;
+                                    /** @description Credit at stake (locked or cooling): not spendable, not in credits_remaining_usd */
+                                    credits_staked_usd: string;
+                                    tier_label: string;
+                                    auto_topup: boolean;
+                                    credits_expire_at: string | null;
+                                    commons_url: string | null;
+                                    commons_size: number | null;
+                                    commons_contributions: number | null;
+                                    browse_calls_remaining: number | null;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Default Response */
+                /** @description Queued: poll status_url */
                 202: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description queued, running, complete or failed */
+                            status: string;
+                            /** Format: uuid */
+                            parse_id: string;
+                            blob_id: string;
+                            /** @description sync or async */
+                            mode: string;
+                            /** @description The blob's media type when the parse was asked for */
+                            content_type: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            started_at: string | null;
+                            completed_at: string | null;
+                            callback_url: string | null;
+                            /** @description failed only: what went wrong */
+                            error?: string;
+                            /** @description failed only: corrupt, too_large, timeout, memory, unsupported, internal or blob_deleted */
+                            failure_reason?: string;
+                            /** @description complete only; null once retention dropped it (result_expired) */
+                            result?: ({
+                                /** @description pdf, docx, csv or xlsx */
+                                kind: string;
+                                /** @description Full text; paragraphs separated by a blank line, table rows as `cell | cell` lines */
+                                text: string;
+                                pages?: ({
+                                    number: number;
+                                    text: string;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                                sheets?: {
+                                    [key: string]: unknown;
+                                }[];
+                                header?: string[];
+                                rows?: string[][];
+                                tables?: {
+                                    [key: string]: unknown;
+                                }[];
+                                /** @description content_type, size_bytes, counts, document properties, truncated, warnings, parser... */
+                                metadata: {
+                                    [key: string]: unknown;
+                                };
+                                chunks: ({
+                                    index: number;
+                                    text: string;
+                                    char_start: number;
+                                    char_end: number;
+                                    /** @description Stored with the parse: open to fields a later parser version adds */
+                                    location: {
+                                        /** @description PDF: first page the chunk covers (1-based) */
+                                        page?: number;
+                                        /** @description PDF: last page, when the chunk spans pages */
+                                        page_end?: number;
+                                        /** @description XLSX: sheet name */
+                                        sheet?: string;
+                                        /** @description Tables: index into `tables` */
+                                        table?: number;
+                                        row_start?: number;
+                                        row_end?: number;
+                                        /** @description DOCX: nearest heading before the chunk */
+                                        heading?: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                            } & {
+                                [key: string]: unknown;
+                            }) | null;
+                            /** @enum {boolean} */
+                            result_expired?: true;
+                            /** @description Poll it: GET .../parse/{parse_id} */
+                            status_url: string;
+                            /** @description With a callback_url: the whsec_ secret that signs its callbacks */
+                            callback_signing_secret?: string;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                                usage?: {
+                                    /** @description Spendable credit in USD, 4 decimal places */
+                                    credits_remaining_usd: string;
+                                    /** @description Credit at stake (locked or cooling): not spendable, not in credits_remaining_usd */
+                                    credits_staked_usd: string;
+                                    tier_label: string;
+                                    auto_topup: boolean;
+                                    credits_expire_at: string | null;
+                                    commons_url: string | null;
+                                    commons_size: number | null;
+                                    commons_contributions: number | null;
+                                    browse_calls_remaining: number | null;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_JSON, BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -10920,7 +16621,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10929,7 +16630,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INSUFFICIENT_CREDITS */
+                /** @description Error: `INSUFFICIENT_CREDITS` */
                 402: {
                     headers: {
                         [name: string]: unknown;
@@ -10938,7 +16639,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, STAGED_RESURRECTION_RESTRICTED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `STAGED_RESURRECTION_RESTRICTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10947,7 +16648,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_NOT_FOUND */
+                /** @description Error: `BLOB_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -10956,7 +16657,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PARSE_TOO_LARGE_SYNC, PAYLOAD_TOO_LARGE */
+                /** @description Errors: `PARSE_TOO_LARGE_SYNC`, `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -10965,7 +16666,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -10974,7 +16675,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PARSE_UNSUPPORTED_TYPE, UNSUPPORTED_MEDIA_TYPE */
+                /** @description Errors: `PARSE_UNSUPPORTED_TYPE`, `UNSUPPORTED_MEDIA_TYPE` */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -10983,7 +16684,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, CALLBACK_URL_INVALID */
+                /** @description Errors: `VALIDATION_FAILED`, `CALLBACK_URL_INVALID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -10992,7 +16693,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PARSE_RATE_LIMIT, PARSE_QUOTA_EXCEEDED */
+                /** @description Errors: `PARSE_RATE_LIMIT`, `PARSE_QUOTA_EXCEEDED` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11001,7 +16702,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11010,7 +16711,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PARSE_ASYNC_DISABLED, BLOB_STORE_UNAVAILABLE, DATABASE_UNAVAILABLE */
+                /** @description Errors: `PARSE_ASYNC_DISABLED`, `BLOB_STORE_UNAVAILABLE`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11034,7 +16735,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Status of a parse; the structured result when complete, the error message when failed */
+        /**
+         * Status of a parse; the structured result when complete, the error message when failed
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:blob-store`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 404 | `BLOB_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -11047,14 +16764,91 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The parse record */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @description queued, running, complete or failed */
+                            status: string;
+                            /** Format: uuid */
+                            parse_id: string;
+                            blob_id: string;
+                            /** @description sync or async */
+                            mode: string;
+                            /** @description The blob's media type when the parse was asked for */
+                            content_type: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            started_at: string | null;
+                            completed_at: string | null;
+                            callback_url: string | null;
+                            /** @description failed only: what went wrong */
+                            error?: string;
+                            /** @description failed only: corrupt, too_large, timeout, memory, unsupported, internal or blob_deleted */
+                            failure_reason?: string;
+                            /** @description complete only; null once retention dropped it (result_expired) */
+                            result?: ({
+                                /** @description pdf, docx, csv or xlsx */
+                                kind: string;
+                                /** @description Full text; paragraphs separated by a blank line, table rows as `cell | cell` lines */
+                                text: string;
+                                pages?: ({
+                                    number: number;
+                                    text: string;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                                sheets?: {
+                                    [key: string]: unknown;
+                                }[];
+                                header?: string[];
+                                rows?: string[][];
+                                tables?: {
+                                    [key: string]: unknown;
+                                }[];
+                                /** @description content_type, size_bytes, counts, document properties, truncated, warnings, parser... */
+                                metadata: {
+                                    [key: string]: unknown;
+                                };
+                                chunks: ({
+                                    index: number;
+                                    text: string;
+                                    char_start: number;
+                                    char_end: number;
+                                    /** @description Stored with the parse: open to fields a later parser version adds */
+                                    location: {
+                                        /** @description PDF: first page the chunk covers (1-based) */
+                                        page?: number;
+                                        /** @description PDF: last page, when the chunk spans pages */
+                                        page_end?: number;
+                                        /** @description XLSX: sheet name */
+                                        sheet?: string;
+                                        /** @description Tables: index into `tables` */
+                                        table?: number;
+                                        row_start?: number;
+                                        row_end?: number;
+                                        /** @description DOCX: nearest heading before the chunk */
+                                        heading?: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                            } & {
+                                [key: string]: unknown;
+                            }) | null;
+                            /** @enum {boolean} */
+                            result_expired?: true;
+                            /** @description With a callback_url: the whsec_ secret that signs its callbacks */
+                            callback_signing_secret?: string;
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11063,7 +16857,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11072,7 +16866,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11081,7 +16875,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_NOT_FOUND */
+                /** @description Error: `BLOB_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -11090,7 +16884,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -11099,7 +16893,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -11108,7 +16902,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11117,7 +16911,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11143,7 +16937,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Callback delivery attempts of a parse, newest first */
+        /**
+         * Callback delivery attempts of a parse, newest first
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:blob-store`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 404 | `BLOB_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -11156,14 +16966,31 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Callback delivery attempts */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            parse_id: string;
+                            /** @description Newest first */
+                            deliveries: {
+                                attempt_number: number;
+                                status: "success" | "failed";
+                                http_status: number | null;
+                                last_error: string | null;
+                                trigger: "automatic" | "replay";
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                            total: number;
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11172,7 +16999,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11181,7 +17008,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED */
+                /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11190,7 +17017,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_NOT_FOUND */
+                /** @description Error: `BLOB_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -11199,7 +17026,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -11208,7 +17035,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -11217,7 +17044,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11226,7 +17053,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11254,7 +17081,26 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-send the parse.completed callback with the same JSON and signature */
+        /**
+         * Re-send the parse.completed callback with the same JSON and signature
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:blob-store`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `CALLBACK_REPLAY_DISABLED` |
+         *     | 404 | `BLOB_NOT_FOUND` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED`, `PARSE_NOT_COMPLETE`, `PARSE_CALLBACK_URL_MISSING`, `PARSE_RESULT_MISSING` |
+         *     | 429 | `CALLBACK_REPLAY_RATE_LIMIT` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -11267,14 +17113,29 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The replay's delivery attempt */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            parse_id: string;
+                            delivery: {
+                                attempt_number: number;
+                                status: "success" | "failed";
+                                http_status: number | null;
+                                last_error: string | null;
+                                trigger: "automatic" | "replay";
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Errors: `INVALID_JSON`, `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11283,7 +17144,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11292,7 +17153,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, CALLBACK_REPLAY_DISABLED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `CALLBACK_REPLAY_DISABLED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11301,7 +17162,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_NOT_FOUND */
+                /** @description Error: `BLOB_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -11310,7 +17171,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -11319,7 +17189,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, PARSE_NOT_COMPLETE, PARSE_CALLBACK_URL_MISSING, PARSE_RESULT_MISSING */
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Errors: `VALIDATION_FAILED`, `PARSE_NOT_COMPLETE`, `PARSE_CALLBACK_URL_MISSING`, `PARSE_RESULT_MISSING` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -11328,7 +17207,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: CALLBACK_REPLAY_RATE_LIMIT */
+                /** @description Error: `CALLBACK_REPLAY_RATE_LIMIT` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11337,7 +17216,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11346,7 +17225,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11370,7 +17249,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Semantic search over the chunks of your parsed blobs (one call in the search pool) */
+        /**
+         * Semantic search over the chunks of your parsed blobs (one call in the search pool)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: need `svc:blob-store`.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 402 | `INSUFFICIENT_CREDITS` |
+         *     | 403 | `SCOPE_NOT_GRANTED`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 422 | `VALIDATION_FAILED`, `BLOB_QUERY_REQUIRED` |
+         *     | 429 | `SEARCH_CALLS_LIMIT` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `BLOB_SEARCH_UNAVAILABLE`, `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query: {
@@ -11387,14 +17281,108 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Matching chunks of your parsed blobs */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            query: string;
+                            /** @enum {string} */
+                            provider_used: "vector";
+                            results: {
+                                /** @description File name (or blob_id) and where in it */
+                                title: string;
+                                /** @description The blob's download URL */
+                                url: string;
+                                snippet: string;
+                                /** @enum {string} */
+                                source: "blob";
+                                credibility_score: number;
+                                published_date: null;
+                                similarity: number;
+                                blob_id: string;
+                                parse_id: string;
+                                chunk_index: number;
+                                /** @description Stored with the parse: open to fields a later parser version adds */
+                                location: {
+                                    /** @description PDF: first page the chunk covers (1-based) */
+                                    page?: number;
+                                    /** @description PDF: last page, when the chunk spans pages */
+                                    page_end?: number;
+                                    /** @description XLSX: sheet name */
+                                    sheet?: string;
+                                    /** @description Tables: index into `tables` */
+                                    table?: number;
+                                    row_start?: number;
+                                    row_end?: number;
+                                    /** @description DOCX: nearest heading before the chunk */
+                                    heading?: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                content_type: string;
+                                /** @enum {string} */
+                                content_trust: "untrusted_data";
+                            }[];
+                            usage: {
+                                /** @description Search-pool calls (web and blob search) this UTC month */
+                                calls_total: number;
+                                /** @description Monthly tiers: what is left of the quota; credit tiers: null */
+                                calls_remaining: number | null;
+                                over_limit: boolean;
+                                upgrade_url: string;
+                                /** @description trial_credits or monthly */
+                                search_quota_period: string;
+                                search_calls_limit: number | null;
+                                search_overage_rate_per_call: string | null;
+                            } | null;
+                            cached: boolean;
+                            response_time_ms: number;
+                            /** @description Chunks not yet searchable by meaning (found by their words all the same); 0: complete */
+                            pending_embeddings: number;
+                            _svc: {
+                                served_by: string;
+                                register_url: string;
+                                discover_url: string;
+                                guide_url: string;
+                                feedback_url: string;
+                                browse_url: string;
+                                terms_url: string;
+                                terms_version: string;
+                                tier_description?: string;
+                                community: {
+                                    agents_registered: number;
+                                    agents_registered_last_7d: number;
+                                    directory_listed: number;
+                                    founding_period_ends_at: string;
+                                    directory_synthetic_profiles?: number;
+                                };
+                                /** @description Refer to this search in POST /v1/feedback */
+                                search_id: string;
+                                usage?: {
+                                    /** @description Spendable credit in USD, 4 decimal places */
+                                    credits_remaining_usd: string;
+                                    /** @description Credit at stake (locked or cooling): not spendable, not in credits_remaining_usd */
+                                    credits_staked_usd: string;
+                                    tier_label: string;
+                                    auto_topup: boolean;
+                                    credits_expire_at: string | null;
+                                    commons_url: string | null;
+                                    commons_size: number | null;
+                                    commons_contributions: number | null;
+                                    browse_calls_remaining: number | null;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11403,7 +17391,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INSUFFICIENT_CREDITS */
+                /** @description Error: `INSUFFICIENT_CREDITS` */
                 402: {
                     headers: {
                         [name: string]: unknown;
@@ -11412,7 +17400,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SCOPE_NOT_GRANTED, STAGED_RESURRECTION_RESTRICTED */
+                /** @description Errors: `SCOPE_NOT_GRANTED`, `STAGED_RESURRECTION_RESTRICTED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11421,7 +17409,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED, BLOB_QUERY_REQUIRED */
+                /** @description Errors: `VALIDATION_FAILED`, `BLOB_QUERY_REQUIRED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -11430,7 +17418,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: SEARCH_CALLS_LIMIT */
+                /** @description Error: `SEARCH_CALLS_LIMIT` */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11439,7 +17427,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11448,7 +17436,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: BLOB_SEARCH_UNAVAILABLE, DATABASE_UNAVAILABLE */
+                /** @description Errors: `BLOB_SEARCH_UNAVAILABLE`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11476,7 +17464,23 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Queue push target: runs one parse job (HMAC-signed message; idempotent) */
+        /**
+         * Queue push target: runs one parse job (HMAC-signed message; idempotent)
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `QUEUE_SIGNATURE_INVALID` |
+         *     | 404 | `PARSE_JOB_NOT_FOUND` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `QUEUE_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -11486,14 +17490,35 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The message was accepted, or its job had already finished or is running elsewhere */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            parse_id: string;
+                            /** @description true: run here now; false: already finished or running elsewhere */
+                            accepted: boolean;
+                            /** @description The queue job's state: pending, running, done or dead */
+                            state: string;
+                            /** @description ran, busy or terminal */
+                            outcome: string;
+                        };
+                    };
                 };
-                /** @description Error: QUEUE_SIGNATURE_INVALID */
+                /** @description Error: `INVALID_JSON` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `QUEUE_SIGNATURE_INVALID` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11502,7 +17527,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: PARSE_JOB_NOT_FOUND */
+                /** @description Error: `PARSE_JOB_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -11511,7 +17536,34 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11520,7 +17572,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: QUEUE_NOT_CONFIGURED, DATABASE_UNAVAILABLE */
+                /** @description Errors: `QUEUE_NOT_CONFIGURED`, `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11544,7 +17596,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Everything this instance offers: endpoints, auth, limits, tiers, pricing, trust layer, MCP */
+        /**
+         * Everything this instance offers: endpoints, auth, limits, tiers, pricing, trust layer, MCP
+         * @description **Authentication:** optional Bearer (an API key or session token adds the caller's own fields). Scoped keys: any key of the agent.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -11559,9 +17623,800 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            version: string;
+                            base_url: string;
+                            /** @description Every route of this instance */
+                            endpoints: {
+                                method: string;
+                                /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                path: string;
+                                /** @description none, optional, key, root or admin */
+                                auth: string;
+                                /** @description What a scoped key needs: a capability URI, or any */
+                                scope?: string;
+                                /** @enum {string} */
+                                bearer?: "root";
+                                summary: string;
+                            }[];
+                            authentication: {
+                                header: string;
+                                scheme: string;
+                                api_key_prefix: string;
+                                session_token_prefix: string;
+                                session_token_lifetime_seconds: number;
+                                register_url: string;
+                                missing_or_invalid: {
+                                    status: number;
+                                    error_code: string;
+                                };
+                                root_key_required: {
+                                    status: number;
+                                    error_code: string;
+                                    endpoints: string[];
+                                };
+                                scoped_keys: {
+                                    scopes: string[];
+                                    manage: {
+                                        create: string;
+                                        list: string;
+                                        revoke: string;
+                                        auth: string;
+                                    };
+                                    create_body: {
+                                        scopes: string;
+                                        label: string;
+                                        expires_in: string;
+                                    };
+                                    max_active_per_agent: number;
+                                    limit_error: {
+                                        status: number;
+                                        error_code: string;
+                                    };
+                                    key_shown: string;
+                                    outside_scopes: {
+                                        status: number;
+                                        error_code: string;
+                                        fields: string[];
+                                    };
+                                    revoked_or_expired: {
+                                        status: number;
+                                        error_code: string;
+                                    };
+                                    /** @description Keyed by scope */
+                                    endpoints_by_scope: {
+                                        [key: string]: string[];
+                                    };
+                                    any_key_endpoints: string[];
+                                    refused_endpoints: string[];
+                                };
+                                public_endpoints: string[];
+                                optional_bearer_endpoints: string[];
+                                admin: {
+                                    header: string;
+                                    endpoints: string[];
+                                };
+                                passport_session_exchange: {
+                                    scheme: string;
+                                    steps: string[];
+                                    endpoints: {
+                                        method: string;
+                                        /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                        path: string;
+                                        /** @description none, optional, key, root or admin */
+                                        auth: string;
+                                        /** @description What a scoped key needs: a capability URI, or any */
+                                        scope?: string;
+                                        /** @enum {string} */
+                                        bearer?: "root";
+                                        summary: string;
+                                    }[];
+                                };
+                            };
+                            rate_limits: {
+                                /** @description null: no limit on this instance */
+                                memory_requests_per_minute: number | null;
+                                memory_rate_limit_error: {
+                                    status: number;
+                                    error_code: string;
+                                    header: string;
+                                };
+                                /** @description Keyed by tier name */
+                                parse_per_minute_by_tier: {
+                                    [key: string]: number;
+                                };
+                                parse_rate_limit_error: {
+                                    status: number;
+                                    error_code: string;
+                                };
+                            };
+                            billing_tiers: {
+                                name: string;
+                                label: string;
+                                metering: "credits" | "monthly";
+                                search_calls_per_month: number | null;
+                                browse_calls_per_month: number | null;
+                                free_calls_per_30_days: {
+                                    search: number | null;
+                                    browse: number | null;
+                                    memory_write: number | null;
+                                } | null;
+                                memory_writes_per_month: number | null;
+                                memory_storage_bytes: number;
+                                blob_storage_bytes: number;
+                                search_overage_usd_per_call: string | null;
+                                feedback_per_month: number;
+                                approval_events_per_month: number;
+                                parse_ops_per_month: number;
+                                parse_per_minute: number;
+                                min_lifetime_purchase_usd: string | null;
+                            }[];
+                            credibility_scoring: {
+                                field: string;
+                                range: number[];
+                                rules: {
+                                    match: string;
+                                    score: number;
+                                }[];
+                                news_domains: string[];
+                            };
+                            web_search: {
+                                available: boolean;
+                                primary_provider: string | null;
+                                fallback_provider: string | null;
+                                unavailable_reason: string | null;
+                                unavailable_error: {
+                                    status: number;
+                                    error_code: string;
+                                } | null;
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            feedback: {
+                                ref_types: string[] | null;
+                                signals: string[] | null;
+                                note: {
+                                    max_characters: number;
+                                    counted_in: string;
+                                    nullable: boolean;
+                                };
+                                /** @description Keyed by tier name */
+                                per_utc_month_by_tier: {
+                                    [key: string]: number;
+                                };
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            browser: {
+                                modes: string[];
+                                dynamic_mode_configured: boolean;
+                                dynamic_mode_unavailable_reason: string | null;
+                                robots_txt: string;
+                                public_web_only: boolean;
+                                max_response_bytes: number;
+                                timeout_ms: number;
+                                render_timeout_ms: number;
+                                allowed_ports: number[];
+                                not_supported: string[];
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            passport: {
+                                did_scheme: string;
+                                key_algorithm: string;
+                                suite: string;
+                                verified_capability_uris: string[];
+                                trust_levels: string[];
+                                trust_level_rules: {
+                                    [key: string]: string;
+                                };
+                                verified_capabilities_rule: string;
+                                scoped_keys: {
+                                    endpoints: {
+                                        method: string;
+                                        /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                        path: string;
+                                        /** @description none, optional, key, root or admin */
+                                        auth: string;
+                                        /** @description What a scoped key needs: a capability URI, or any */
+                                        scope?: string;
+                                        /** @enum {string} */
+                                        bearer?: "root";
+                                        summary: string;
+                                    }[];
+                                    outside_scopes_error: {
+                                        status: number;
+                                        error_code: string;
+                                    };
+                                };
+                                challenge_scheme: string;
+                                rotation_grace_seconds: number;
+                                rotation: {
+                                    endpoint: string;
+                                    auth: string;
+                                    body: {
+                                        public_key: string;
+                                        challenge_id: string;
+                                        signature: string;
+                                    };
+                                    grace: string;
+                                    trust_log_kind: string;
+                                } | null;
+                                ephemeral_passports: {
+                                    endpoint: string;
+                                    auth: string;
+                                    lifetime_seconds: {
+                                        minimum: number;
+                                        maximum: number;
+                                        default: number;
+                                    };
+                                    trust_level: string;
+                                    gives: string;
+                                    max_active_per_agent: number;
+                                } | null;
+                                private_key_policy: string;
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            covenant: {
+                                templates: string[];
+                                template_params: {
+                                    [key: string]: string;
+                                };
+                                template_tiers: {
+                                    [key: string]: string;
+                                };
+                                activation: {
+                                    active: string[];
+                                    stored_without_activation: string[];
+                                };
+                                downgrade_rule: string;
+                                amend_forbidden_while: string[];
+                                amend_scheme: string;
+                                challenge: string;
+                                signed_bytes: string;
+                                signature: string;
+                                amend_signature_required_for: string;
+                                enrolment_grace_hours: number;
+                                legacy_enrolment_open_until: string;
+                                public_read: string;
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            memory_ledger: {
+                                model: string;
+                                public_version_listing: boolean;
+                                versions: {
+                                    etag: string;
+                                    if_match: string;
+                                    conflict_error: {
+                                        status: number;
+                                        error_code: string;
+                                    };
+                                };
+                                unavailable_error: {
+                                    status: number;
+                                    error_code: string;
+                                    when: string;
+                                };
+                                key: {
+                                    minimum?: number;
+                                    maximum?: number;
+                                    minLength?: number;
+                                    maxLength?: number;
+                                    default?: unknown;
+                                    pattern?: string;
+                                } | null;
+                                max_value_bytes: number;
+                                max_ttl_seconds: number;
+                                importance: string[] | null;
+                                derived_from: string | null;
+                                content_trust: string;
+                                /** @description Keyed by tier name */
+                                write_quota_per_month_by_tier: {
+                                    [key: string]: number | null;
+                                };
+                                /** @description Keyed by tier name */
+                                storage_bytes_by_tier: {
+                                    [key: string]: number;
+                                };
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            consolidation_policy: {
+                                template_id: string;
+                                params: string[];
+                                /** @description The JSON Schema of params (open by design: a schema document) */
+                                params_schema: {
+                                    [key: string]: unknown;
+                                };
+                                params_rules: string[];
+                                amend_scheme: string;
+                                challenge: string;
+                                signed_bytes: string;
+                                signature: string;
+                                amend_forbidden_when: string;
+                                engine: string;
+                                trust_log_kind: string;
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            policy_bindings: {
+                                binding_types: string[];
+                                max_allowed_tools: number;
+                                tool_name_pattern: string;
+                                amend_scheme: string;
+                                challenge: string;
+                                signed_bytes: string;
+                                signature: string;
+                                enforced_at: string;
+                                integrity: string;
+                                delegation: {
+                                    who: string;
+                                    write_set: string;
+                                    key: string;
+                                    expires_in_seconds: {
+                                        minimum: number;
+                                        maximum: number;
+                                        default: number;
+                                    };
+                                    counts_towards: string;
+                                    trust_log_kinds: string[];
+                                } | null;
+                                trust_log_kind: string;
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            recovery: {
+                                intent_scheme: string;
+                                initiate_scheme: string;
+                                complete_scheme: string;
+                                veto_scheme: string;
+                                challenge: string;
+                                proofs: {
+                                    [key: string]: string;
+                                };
+                                veto_window_days: number;
+                                completion_window_days: number;
+                                enrolment_grace_hours: number;
+                                staged_resurrection_days: number;
+                                staged_resurrection_restricts: string[];
+                                rate_limits: {
+                                    calls_per_address_per_minute: number;
+                                    calls_per_agent_per_hour: number;
+                                    channel_codes_per_agent_per_hour: number;
+                                };
+                                custody: string;
+                                custody_transfer: {
+                                    scheme: string;
+                                    rule: string;
+                                };
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            journal: {
+                                commitment: string;
+                                commitment_hash: {
+                                    minimum?: number;
+                                    maximum?: number;
+                                    minLength?: number;
+                                    maxLength?: number;
+                                    default?: unknown;
+                                    pattern?: string;
+                                } | null;
+                                label: string;
+                                attestation: {
+                                    fields: {
+                                        source: string[];
+                                        client: string;
+                                    };
+                                };
+                                attestation_sources: string[];
+                                stored: string;
+                                duplicates: string;
+                                proof: string;
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            dispute: {
+                                who: string;
+                                per_agent_per_utc_day: number;
+                                one_dispute_per_event: boolean;
+                                outcomes: {
+                                    upheld: string;
+                                    dismissed: string;
+                                };
+                                ledger: string;
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            trust: {
+                                reputation_model: {
+                                    scoring_model: string;
+                                    prior_alpha: number;
+                                    prior_beta: number;
+                                    half_life_days: number;
+                                    legacy_sub_signal_decay_days: number;
+                                    sub_signal_minimum_interactions: number;
+                                    rejected_beta_share: number;
+                                    rater_weight: {
+                                        staked_sponsored_or_established: number;
+                                        other: number;
+                                    };
+                                    outcomes: string[];
+                                    sub_signal_categories: string[];
+                                    interaction_ref_types: string[];
+                                    ratings_per_rater_per_utc_day: number;
+                                    epochs: string;
+                                };
+                                log: {
+                                    structure: string;
+                                    checkpoint_format: string;
+                                    origin?: string;
+                                    verifier_key?: string;
+                                    public_key?: string;
+                                    endpoints: {
+                                        method: string;
+                                        /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                        path: string;
+                                        /** @description none, optional, key, root or admin */
+                                        auth: string;
+                                        /** @description What a scoped key needs: a capability URI, or any */
+                                        scope?: string;
+                                        /** @enum {string} */
+                                        bearer?: "root";
+                                        summary: string;
+                                    }[];
+                                };
+                                /** @description Keyed by stake tier */
+                                stake_tiers_credits: {
+                                    [key: string]: number;
+                                };
+                                stake_credit: string;
+                                stake_lock_days: number;
+                                unstake_cooling_days: number;
+                                sponsorship: {
+                                    max_active_wards: number;
+                                    revoke_grace_days: number;
+                                    shared_slash_share: number;
+                                    sponsor_must_be_staked: boolean;
+                                    rings: string;
+                                };
+                                slash_split: {
+                                    harmed: number;
+                                    insurance: number;
+                                    burn: number;
+                                    remainder: string;
+                                    sponsor_share_rounding: string;
+                                };
+                                tool_passports: {
+                                    did_scheme: string;
+                                    risk_classes: string[];
+                                    declared_not_verified: string[];
+                                    key: string;
+                                    max_active_per_agent: number;
+                                    trust_log_kinds: string[];
+                                } | null;
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            directory: {
+                                served: boolean;
+                                opt_in: string;
+                                page_limit: {
+                                    minimum?: number;
+                                    maximum?: number;
+                                    minLength?: number;
+                                    maxLength?: number;
+                                    default?: unknown;
+                                    pattern?: string;
+                                };
+                                filters: {
+                                    agent_type: string | null;
+                                    domain: string | null;
+                                    bridge_only: string;
+                                };
+                                order: string;
+                                pagination: {
+                                    cursor: string;
+                                    lifetime_seconds: number;
+                                    invalid_cursor: {
+                                        status: number;
+                                        error_code: string;
+                                        reasons: string[];
+                                    };
+                                };
+                                rank_refresh_seconds: number;
+                                row_fields: string[];
+                                synthetic_profiles: string;
+                                never_shown: string[];
+                                paid_placement: boolean;
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            commons: {
+                                description: string;
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            pricing: {
+                                model: string;
+                                currency: string;
+                                credit_usd: string;
+                                /** @description null: metering is off on this instance */
+                                free_floors: {
+                                    window: string;
+                                    memory_write: number;
+                                    search: number;
+                                    browse: number;
+                                } | null;
+                                /** @description Credits per metered action */
+                                price_credits: {
+                                    [key: string]: number;
+                                };
+                                free_forever: string[];
+                                purchased_credit_expires: boolean;
+                                credit_slider: {
+                                    min_credits: number;
+                                    max_credits: number;
+                                    rounding: string;
+                                    bands: {
+                                        min_credits: number;
+                                        max_credits: number | null;
+                                        unit_rate_usd: string;
+                                    }[];
+                                };
+                                metering_enabled: boolean;
+                                metering_note?: string;
+                                credit_purchase: string;
+                                credit_tiers: {
+                                    tier: string;
+                                    from_lifetime_purchases_usd: string;
+                                }[];
+                                billing_config_url: string | null;
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            /** @description Keyed by tier name */
+                            tier_descriptions: {
+                                [key: string]: string;
+                            };
+                            referral_rewards: {
+                                how: string;
+                                referral_field: string;
+                                register_url: string;
+                                register_endpoint: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                } | null;
+                                payouts_enabled: boolean;
+                                reward_usd_per_validated_signup: string;
+                                activity_window_days: number;
+                                min_metered_calls_in_window: number;
+                                referrer_min_age_utc_days: number;
+                                reward_credit_expires_after_days: number | null;
+                                max_payouts_per_referrer_per_utc_day: number;
+                                max_payouts_network_per_utc_day: number;
+                                exclusions: string[];
+                                /** @description With a Bearer: the caller's own code (its agent_id) */
+                                your_referral_code?: string;
+                            };
+                            document_storage: {
+                                blob_id_format: string;
+                                max_blob_bytes: number;
+                                /** @description Keyed by tier name */
+                                storage_bytes_by_tier: {
+                                    [key: string]: number;
+                                };
+                                parse_types: string[];
+                                parse_sync_max_bytes: number;
+                                parse_async_enabled: boolean;
+                                callback_replay_enabled: boolean;
+                                signed_url_seconds: {
+                                    default: number;
+                                    max: number;
+                                };
+                                soft_delete_grace_seconds: number;
+                                /** @description Keyed by tier name */
+                                parse_ops_per_month_by_tier: {
+                                    [key: string]: number;
+                                };
+                                blob_search: string;
+                                endpoints: {
+                                    method: string;
+                                    /** @description OpenAPI form, e.g. /v1/memory/{key} */
+                                    path: string;
+                                    /** @description none, optional, key, root or admin */
+                                    auth: string;
+                                    /** @description What a scoped key needs: a capability URI, or any */
+                                    scope?: string;
+                                    /** @enum {string} */
+                                    bearer?: "root";
+                                    summary: string;
+                                }[];
+                            };
+                            mcp: {
+                                endpoint: string;
+                                transport: string;
+                                authentication: string;
+                                manifest_url: string | null;
+                                tool_definitions_base: string;
+                                legacy_alias: {
+                                    base: string;
+                                    header: string;
+                                };
+                                tools: {
+                                    id: string;
+                                    name: string;
+                                    url: string;
+                                    served: boolean;
+                                }[];
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11570,7 +18425,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11579,7 +18443,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11605,7 +18469,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Step-by-step guide: each step with the request to make */
+        /**
+         * Step-by-step guide: each step with the request to make
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -11620,9 +18495,52 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            version: string;
+                            base_url: string;
+                            steps: {
+                                n: number;
+                                group: string;
+                                step: string;
+                                why: string;
+                                request: {
+                                    method: string;
+                                    url: string;
+                                    headers?: {
+                                        [key: string]: string;
+                                    };
+                                    /** @description The JSON body to send (an example) */
+                                    body?: unknown;
+                                    /** @description What the body is when it is not JSON (bytes) */
+                                    raw_body?: string;
+                                };
+                                route: string | null;
+                                auth: string;
+                                summary: string | null;
+                                served: boolean;
+                                /**
+                                 * @description Present when the route is served but does not work on this host
+                                 * @enum {boolean}
+                                 */
+                                available?: false;
+                                unavailable_reason?: string | null;
+                            }[];
+                        };
+                    };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11631,7 +18549,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11657,7 +18575,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Configuration template an agent fills in */
+        /**
+         * Configuration template an agent fills in
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -11672,9 +18601,69 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            version: string;
+                            instructions: string;
+                            template: {
+                                svc: {
+                                    base_url: string;
+                                    api_key_env: string;
+                                    api_key: string;
+                                    agent_id: string;
+                                    did: string;
+                                    referral_code: string;
+                                };
+                                registration: {
+                                    agent_name: string;
+                                    owner_identifier: string;
+                                    agree_to_terms: boolean;
+                                    passport_public_key: string;
+                                    recovery_public_key: null;
+                                    referral_agent: null;
+                                    registration_source: null;
+                                };
+                                passport: {
+                                    private_key_path: string;
+                                    key_algorithm: string;
+                                };
+                                memory: {
+                                    key_prefix: string;
+                                    default_importance: string;
+                                    reload_context_on_start: boolean;
+                                    context_limit: number;
+                                };
+                                search: {
+                                    num_results: number;
+                                    give_feedback: boolean;
+                                    available_on_this_host: boolean;
+                                    unavailable_reason?: string | null;
+                                };
+                                mcp: {
+                                    url: string;
+                                    transport: string;
+                                    headers: {
+                                        Authorization: string;
+                                    };
+                                    manifest_url: string;
+                                    tools: string[];
+                                };
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11683,7 +18672,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11709,7 +18698,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Terms of service (what agree_to_terms accepts); a redirect when the operator set SVC_TERMS_URL */
+        /**
+         * Terms of service (what agree_to_terms accepts); a redirect when the operator set SVC_TERMS_URL
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -11724,9 +18724,34 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            terms_version: string;
+                            terms_url: string;
+                            /** @description The terms, one paragraph each */
+                            terms: string[];
+                        };
+                    };
+                };
+                /** @description Redirect (Location: the operator's terms) */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
                     content?: never;
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11735,7 +18760,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11761,7 +18786,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The four founding-period statistics */
+        /**
+         * The four founding-period statistics
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -11776,9 +18812,28 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "success";
+                            agents_registered: number;
+                            agents_registered_last_7d: number;
+                            directory_listed: number;
+                            founding_period_ends_at: string;
+                            directory_synthetic_profiles?: number;
+                        };
+                    };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11787,7 +18842,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11813,7 +18868,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A2A agent card of an agent, synthesized from its passport (minimal unless listed with a bio) */
+        /**
+         * A2A agent card of an agent, synthesized from its passport (minimal unless listed with a bio)
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -11830,9 +18899,45 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            name: string;
+                            description: string;
+                            supportedInterfaces: {
+                                url: string;
+                                protocolBinding: string;
+                                protocolVersion: string;
+                            }[];
+                            version: string;
+                            capabilities: {
+                                extensions: {
+                                    uri: string;
+                                    description: string;
+                                    required: boolean;
+                                    params: {
+                                        did: string;
+                                        passport_url: string;
+                                        external_agent_card_url?: string;
+                                        trust_levels?: string[];
+                                        verified_capabilities?: string[];
+                                        reputation_score?: number;
+                                        reputation_status?: string;
+                                        registered_at?: string;
+                                    };
+                                }[];
+                            };
+                            defaultInputModes: string[];
+                            defaultOutputModes: string[];
+                            skills: {
+                                id: string;
+                                name: string;
+                                description: string;
+                                tags: string[];
+                            }[];
+                        };
+                    };
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -11841,7 +18946,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: AGENT_NOT_FOUND */
+                /** @description Error: `AGENT_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -11850,7 +18955,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -11859,7 +18964,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -11868,7 +18973,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11877,7 +18982,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11903,7 +19008,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A2A v1.0 agent card of svc itself */
+        /**
+         * A2A v1.0 agent card of svc itself
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -11918,9 +19034,74 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            name: string;
+                            description: string;
+                            supportedInterfaces: {
+                                url: string;
+                                protocolBinding: string;
+                                protocolVersion: string;
+                            }[];
+                            provider: {
+                                organization: string;
+                                url: string;
+                            };
+                            version: string;
+                            documentationUrl: string;
+                            capabilities: {
+                                streaming: boolean;
+                                pushNotifications: boolean;
+                                extendedAgentCard: boolean;
+                                extensions: {
+                                    uri: string;
+                                    description: string;
+                                    required: boolean;
+                                    params: {
+                                        capabilities_url: string;
+                                        guide_url: string;
+                                        openapi_url: string;
+                                        mcp_manifest_url: string;
+                                    };
+                                }[];
+                            };
+                            securitySchemes: {
+                                svc_bearer: {
+                                    httpAuthSecurityScheme: {
+                                        scheme: string;
+                                        bearerFormat: string;
+                                        description: string;
+                                    };
+                                };
+                            };
+                            securityRequirements: {
+                                schemes: {
+                                    svc_bearer: {
+                                        list: string[];
+                                    };
+                                };
+                            }[];
+                            defaultInputModes: string[];
+                            defaultOutputModes: string[];
+                            skills: {
+                                id: string;
+                                name: string;
+                                description: string;
+                                tags: string[];
+                            }[];
+                        };
+                    };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11929,7 +19110,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11955,7 +19136,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Discovery document: where everything else is */
+        /**
+         * Discovery document: where everything else is
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -11970,9 +19162,46 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            schema_version: "svc.ai-agent.v1";
+                            name: string;
+                            version: string;
+                            description: string;
+                            base_url: string;
+                            register_url: string;
+                            capabilities_url: string;
+                            guide_url: string;
+                            agent_template_url: string;
+                            openapi_url: string;
+                            docs_url: string;
+                            agent_card_url: string;
+                            community_url: string;
+                            health_url: string;
+                            authentication: {
+                                type: string;
+                                header: string;
+                                obtain: string;
+                            };
+                            mcp: {
+                                endpoint: string;
+                                transport: string;
+                                manifest_url: string;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -11981,7 +19210,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -12007,7 +19236,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The base address: the discovery document (as /.well-known/ai-agent.json) */
+        /**
+         * The base address: the discovery document (as /.well-known/ai-agent.json)
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -12022,9 +19262,46 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            schema_version: "svc.ai-agent.v1";
+                            name: string;
+                            version: string;
+                            description: string;
+                            base_url: string;
+                            register_url: string;
+                            capabilities_url: string;
+                            guide_url: string;
+                            agent_template_url: string;
+                            openapi_url: string;
+                            docs_url: string;
+                            agent_card_url: string;
+                            community_url: string;
+                            health_url: string;
+                            authentication: {
+                                type: string;
+                                header: string;
+                                obtain: string;
+                            };
+                            mcp: {
+                                endpoint: string;
+                                transport: string;
+                                manifest_url: string;
+                            };
+                        };
+                    };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12033,7 +19310,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -12059,7 +19336,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Tool definition file → SHA-256 of its exact bytes (ETag, 304, cached 3600 s) */
+        /**
+         * Tool definition file → SHA-256 of its exact bytes (ETag, 304, cached 3600 s)
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -12074,9 +19362,39 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
+                    content: {
+                        "application/json": {
+                            version: string;
+                            /** @enum {string} */
+                            algorithm: "sha256";
+                            /** @description Tool file id → hex SHA-256 of its served bytes */
+                            tools: {
+                                [key: string]: string;
+                            };
+                            /** @description Tool file id → its URL */
+                            urls: {
+                                [key: string]: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Not modified: If-None-Match matched the ETag */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
                     content?: never;
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12085,7 +19403,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -12111,7 +19429,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** MCP tool definition file (svc-<tool>.json) */
+        /**
+         * MCP tool definition file (svc-<tool>.json)
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 404 | `TOOL_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -12129,9 +19461,48 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            schema_version: "svc.tool.v1";
+                            id: string;
+                            name: string;
+                            description: string;
+                            /** @description The tool's arguments: a JSON Schema document */
+                            inputSchema: {
+                                [key: string]: unknown;
+                            };
+                            actions: {
+                                action: string;
+                                method: string;
+                                path: string;
+                                url: string;
+                                auth: string;
+                                /** @description What a scoped key needs: a capability URI, any, or null (refused); absent for public actions */
+                                scope?: string | null;
+                                summary: string;
+                                required: string[];
+                                served: boolean;
+                            }[];
+                            authentication: {
+                                type: string;
+                                scheme: string;
+                                header: string;
+                                format: string;
+                            };
+                            mcp_endpoint: string;
+                            svc_version: string;
+                        };
+                    };
+                };
+                /** @description Not modified: If-None-Match matched the ETag */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
                     content?: never;
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12140,7 +19511,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: TOOL_NOT_FOUND */
+                /** @description Error: `TOOL_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -12149,7 +19520,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -12158,7 +19529,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -12167,7 +19538,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12176,7 +19547,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -12205,6 +19576,18 @@ export interface paths {
         /**
          * Deprecated alias of /mcp/v1/<file> (adds X-Svc-Deprecation)
          * @deprecated
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `BAD_REQUEST` |
+         *     | 404 | `TOOL_NOT_FOUND` |
+         *     | 414 | `URI_TOO_LONG` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
          */
         get: {
             parameters: {
@@ -12223,9 +19606,48 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            schema_version: "svc.tool.v1";
+                            id: string;
+                            name: string;
+                            description: string;
+                            /** @description The tool's arguments: a JSON Schema document */
+                            inputSchema: {
+                                [key: string]: unknown;
+                            };
+                            actions: {
+                                action: string;
+                                method: string;
+                                path: string;
+                                url: string;
+                                auth: string;
+                                /** @description What a scoped key needs: a capability URI, any, or null (refused); absent for public actions */
+                                scope?: string | null;
+                                summary: string;
+                                required: string[];
+                                served: boolean;
+                            }[];
+                            authentication: {
+                                type: string;
+                                scheme: string;
+                                header: string;
+                                format: string;
+                            };
+                            mcp_endpoint: string;
+                            svc_version: string;
+                        };
+                    };
+                };
+                /** @description Not modified: If-None-Match matched the ETag */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
                     content?: never;
                 };
-                /** @description Error: BAD_REQUEST */
+                /** @description Error: `BAD_REQUEST` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12234,7 +19656,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: TOOL_NOT_FOUND */
+                /** @description Error: `TOOL_NOT_FOUND` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -12243,7 +19665,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: URI_TOO_LONG */
+                /** @description Error: `URI_TOO_LONG` */
                 414: {
                     headers: {
                         [name: string]: unknown;
@@ -12252,7 +19674,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: VALIDATION_FAILED */
+                /** @description Error: `VALIDATION_FAILED` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -12261,7 +19683,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12270,7 +19692,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -12296,7 +19718,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.1 description of every route */
+        /**
+         * OpenAPI 3.1 description of every route
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -12306,14 +19739,35 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description An OpenAPI 3.1 document */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            openapi: string;
+                            info: {
+                                [key: string]: unknown;
+                            };
+                            paths: {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12322,7 +19776,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -12348,7 +19802,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Human-readable API reference (HTML) */
+        /**
+         * API reference (HTML): every operation with its request and response schemas, examples, error codes and authentication
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -12358,14 +19823,25 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The reference page (Swagger UI; its scripts and styles are served from /docs/static/) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "text/html": string;
+                    };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12374,7 +19850,81 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/designs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How svc decides what the API contract leaves open (HTML; the same list as x-svc-designs)
+         * @description **Authentication:** public, no credentials.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The designs page */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -12400,7 +19950,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** GET /mcp: not used by the stateless MCP endpoint (405) */
+        /**
+         * GET /mcp: not used by the stateless MCP endpoint (405)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: any key of the agent.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 405 | `METHOD_NOT_ALLOWED` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         get: {
             parameters: {
                 query?: never;
@@ -12410,7 +19973,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12419,7 +19982,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: METHOD_NOT_ALLOWED */
+                /** @description Error: `METHOD_NOT_ALLOWED` */
                 405: {
                     headers: {
                         [name: string]: unknown;
@@ -12428,7 +19991,16 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12437,7 +20009,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -12449,7 +20021,23 @@ export interface paths {
             };
         };
         put?: never;
-        /** Model Context Protocol endpoint (Streamable HTTP, JSON-RPC): the svc_* tools */
+        /**
+         * Model Context Protocol endpoint (Streamable HTTP, JSON-RPC): the svc_* tools
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: any key of the agent.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 403 | `ORIGIN_NOT_ALLOWED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         post: {
             parameters: {
                 query?: never;
@@ -12459,14 +20047,67 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The JSON-RPC response, or an array of them for a batch */
                 200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            jsonrpc: "2.0";
+                            id: string | number | null;
+                            /** @description The method's result (tools/list: the tools; tools/call: content and isError) */
+                            result?: {
+                                [key: string]: unknown;
+                            };
+                            error?: {
+                                code: number;
+                                message: string;
+                                data?: unknown;
+                            };
+                        } | {
+                            /** @enum {string} */
+                            jsonrpc: "2.0";
+                            id: string | number | null;
+                            /** @description The method's result (tools/list: the tools; tools/call: content and isError) */
+                            result?: {
+                                [key: string]: unknown;
+                            };
+                            error?: {
+                                code: number;
+                                message: string;
+                                data?: unknown;
+                            };
+                        }[];
+                    };
+                };
+                /** @description Accepted: the message held no request */
+                202: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
                 };
-                /** @description Error: INVALID_API_KEY */
+                /** @description JSON-RPC parse error (-32700) or invalid request (-32600, -32000). Error: `INVALID_JSON` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            jsonrpc: "2.0";
+                            id: string | number | null;
+                            error: {
+                                code: number;
+                                message: string;
+                                data?: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12475,7 +20116,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: ORIGIN_NOT_ALLOWED */
+                /** @description Error: `ORIGIN_NOT_ALLOWED` */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12484,7 +20125,52 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description JSON-RPC error -32000: the Accept header must name application/json and text/event-stream */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            jsonrpc: "2.0";
+                            id: string | number | null;
+                            error: {
+                                code: number;
+                                message: string;
+                                data?: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12493,7 +20179,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -12504,7 +20190,23 @@ export interface paths {
                 };
             };
         };
-        /** DELETE /mcp: not used by the stateless MCP endpoint (405) */
+        /**
+         * DELETE /mcp: not used by the stateless MCP endpoint (405)
+         * @description **Authentication:** Bearer: an API key (root or scoped) or a svc_session_ token. Scoped keys: any key of the agent.
+         *
+         *     **Error codes** (body `ApiError`):
+         *
+         *     | Status | error_code |
+         *     |---|---|
+         *     | 400 | `INVALID_JSON` |
+         *     | 401 | `INVALID_API_KEY` |
+         *     | 405 | `METHOD_NOT_ALLOWED` |
+         *     | 413 | `PAYLOAD_TOO_LARGE` |
+         *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
+         *     | 422 | `VALIDATION_FAILED` |
+         *     | 500 | `INTERNAL_ERROR` |
+         *     | 503 | `DATABASE_UNAVAILABLE` |
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -12514,7 +20216,16 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Error: INVALID_API_KEY */
+                /** @description Error: `INVALID_JSON` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INVALID_API_KEY` */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12523,7 +20234,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: METHOD_NOT_ALLOWED */
+                /** @description Error: `METHOD_NOT_ALLOWED` */
                 405: {
                     headers: {
                         [name: string]: unknown;
@@ -12532,7 +20243,34 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: INTERNAL_ERROR */
+                /** @description Error: `PAYLOAD_TOO_LARGE` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `UNSUPPORTED_MEDIA_TYPE` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `VALIDATION_FAILED` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
                         [name: string]: unknown;
@@ -12541,7 +20279,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
-                /** @description Error: DATABASE_UNAVAILABLE */
+                /** @description Error: `DATABASE_UNAVAILABLE` */
                 503: {
                     headers: {
                         [name: string]: unknown;
