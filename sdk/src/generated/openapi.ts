@@ -22,6 +22,7 @@ export interface paths {
          *     | Status | error_code |
          *     |---|---|
          *     | 400 | `INVALID_JSON` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `AGENT_ALREADY_REGISTERED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -128,6 +129,15 @@ export interface paths {
                 };
                 /** @description Error: `INVALID_JSON` */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -531,6 +541,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 403 | `PASSPORT_REVOKED` |
          *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED`, `INVALID_AGENT_ID` |
@@ -600,6 +611,15 @@ export interface paths {
                 };
                 /** @description Error: `AGENT_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -681,6 +701,7 @@ export interface paths {
          *     | 401 | `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
          *     | 403 | `PASSPORT_REVOKED` |
          *     | 404 | `AGENT_NOT_FOUND`, `CHALLENGE_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `CHALLENGE_ALREADY_USED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -756,6 +777,15 @@ export interface paths {
                 };
                 /** @description Errors: `AGENT_NOT_FOUND`, `CHALLENGE_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -845,6 +875,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `PASSPORT_REVOKED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED` |
@@ -1001,6 +1032,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
@@ -1074,6 +1114,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `PASSPORT_REVOKED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED` |
@@ -1223,6 +1264,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
@@ -1296,6 +1346,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `PASSPORT_REVOKED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -1347,6 +1398,15 @@ export interface paths {
                 };
                 /** @description Error: `ROOT_KEY_REQUIRED` */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1437,6 +1497,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
          *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED` |
          *     | 404 | `CHALLENGE_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `CHALLENGE_ALREADY_USED`, `PASSPORT_KEY_UNCHANGED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -1527,6 +1588,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Errors: `CHALLENGE_ALREADY_USED`, `PASSPORT_KEY_UNCHANGED` */
                 409: {
                     headers: {
@@ -1610,6 +1680,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
          *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED` |
          *     | 404 | `CHALLENGE_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `CHALLENGE_ALREADY_USED`, `EPHEMERAL_PASSPORT_LIMIT_REACHED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -1698,6 +1769,15 @@ export interface paths {
                 };
                 /** @description Error: `CHALLENGE_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1881,6 +1961,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `API_KEY_LIMIT_REACHED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -1949,6 +2030,15 @@ export interface paths {
                 };
                 /** @description Error: `ROOT_KEY_REQUIRED` */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2040,6 +2130,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `ROOT_KEY_REQUIRED` |
          *     | 404 | `API_KEY_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -2095,6 +2186,15 @@ export interface paths {
                 };
                 /** @description Error: `API_KEY_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2330,6 +2430,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `REPUTATION_SUBJECT_INELIGIBLE` |
          *     | 404 | `SUBJECT_NOT_FOUND`, `RATER_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED`, `INTERACTION_REF_TYPE_REQUIRED`, `INTERACTION_REF_INVALID` |
@@ -2486,6 +2587,15 @@ export interface paths {
                 };
                 /** @description Errors: `SUBJECT_NOT_FOUND`, `RATER_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2783,6 +2893,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `DISPUTE_NOT_SUBJECT` |
          *     | 404 | `REPUTATION_EVENT_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `DISPUTE_ALREADY_FILED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -2884,6 +2995,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Error: `DISPUTE_ALREADY_FILED` */
                 409: {
                     headers: {
@@ -2975,6 +3095,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
          *     | 401 | `INVALID_ADMIN_KEY` |
          *     | 404 | `DISPUTE_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `DISPUTE_ALREADY_DECIDED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
@@ -3042,6 +3163,15 @@ export interface paths {
                 };
                 /** @description Error: `DISPUTE_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3304,6 +3434,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `VOUCH_INELIGIBLE`, `PASSPORT_REVOKED` |
          *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -3461,6 +3592,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
@@ -3544,6 +3684,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `PASSPORT_REVOKED` |
          *     | 404 | `AGENT_NOT_FOUND`, `VOUCH_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -3646,6 +3787,15 @@ export interface paths {
                 };
                 /** @description Errors: `AGENT_NOT_FOUND`, `VOUCH_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4046,6 +4196,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
          *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `CONSOLIDATION_POLICY_AMEND_FORBIDDEN` |
          *     | 404 | `CHALLENGE_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `CHALLENGE_ALREADY_USED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -4196,6 +4347,15 @@ export interface paths {
                 };
                 /** @description Error: `CHALLENGE_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4560,6 +4720,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
          *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `POLICY_BINDING_AMEND_FORBIDDEN` |
          *     | 404 | `CHALLENGE_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `CHALLENGE_ALREADY_USED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -4658,6 +4819,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Error: `CHALLENGE_ALREADY_USED` */
                 409: {
                     headers: {
@@ -4740,6 +4910,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `DELEGATION_FORBIDDEN`, `POLICY_BINDING_WRITE_SET_EXCEEDED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `API_KEY_LIMIT_REACHED`, `POLICY_BINDING_CORRUPT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
@@ -4822,6 +4993,15 @@ export interface paths {
                 };
                 /** @description Errors: `SCOPE_NOT_GRANTED`, `DELEGATION_FORBIDDEN`, `POLICY_BINDING_WRITE_SET_EXCEEDED` */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4920,6 +5100,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `JOURNAL_COMMITMENT_DUPLICATE` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -4999,6 +5180,15 @@ export interface paths {
                 };
                 /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5342,6 +5532,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `TOOL_PASSPORT_NAME_TAKEN`, `TOOL_PASSPORT_LIMIT_REACHED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -5449,6 +5640,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Errors: `TOOL_PASSPORT_NAME_TAKEN`, `TOOL_PASSPORT_LIMIT_REACHED` */
                 409: {
                     headers: {
@@ -5532,6 +5732,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `ROOT_KEY_REQUIRED` |
          *     | 404 | `TOOL_PASSPORT_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `TOOL_PASSPORT_REVOKED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
@@ -5645,6 +5846,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Error: `TOOL_PASSPORT_REVOKED` */
                 409: {
                     headers: {
@@ -5737,6 +5947,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `ROOT_KEY_REQUIRED` |
          *     | 404 | `TOOL_PASSPORT_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `TOOL_PASSPORT_REVOKED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
@@ -5836,6 +6047,15 @@ export interface paths {
                 };
                 /** @description Error: `TOOL_PASSPORT_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7223,6 +7443,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED`, `INVALID_CREDIT_AMOUNT` |
@@ -7289,6 +7510,15 @@ export interface paths {
                 };
                 /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7378,6 +7608,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 410 | `PACK_CHECKOUT_RETIRED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -7414,6 +7645,15 @@ export interface paths {
                 };
                 /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7503,6 +7743,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED` |
@@ -7562,6 +7803,15 @@ export interface paths {
                 };
                 /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7651,6 +7901,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `PAYMENT_METHOD_REQUIRED`, `RECHARGE_CONSENT_REQUIRED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -7716,6 +7967,15 @@ export interface paths {
                 };
                 /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7804,6 +8064,7 @@ export interface paths {
          *     |---|---|
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_ADMIN_KEY` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED` |
@@ -7847,6 +8108,15 @@ export interface paths {
                 };
                 /** @description Error: `INVALID_ADMIN_KEY` */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7927,6 +8197,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_ADMIN_KEY` |
          *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED` |
@@ -7987,6 +8258,15 @@ export interface paths {
                 };
                 /** @description Error: `AGENT_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8065,6 +8345,7 @@ export interface paths {
          *     | Status | error_code |
          *     |---|---|
          *     | 400 | `WEBHOOK_SIGNATURE_INVALID`, `INVALID_JSON` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED` |
@@ -8096,6 +8377,15 @@ export interface paths {
                 };
                 /** @description Errors: `WEBHOOK_SIGNATURE_INVALID`, `INVALID_JSON` */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8337,6 +8627,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 402 | `INSUFFICIENT_CREDITS` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `PASSPORT_REVOKED`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `STAKE_COOLING`, `STAKE_TIER_LOWER` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -8510,6 +8801,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Errors: `STAKE_COOLING`, `STAKE_TIER_LOWER` */
                 409: {
                     headers: {
@@ -8593,6 +8893,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED` |
          *     | 404 | `STAKE_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `STAKE_LOCKED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -8704,6 +9005,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Error: `STAKE_LOCKED` */
                 409: {
                     headers: {
@@ -8787,6 +9097,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `SPONSORSHIP_FORBIDDEN`, `SPONSORSHIP_INELIGIBLE`, `SPONSOR_NOT_STAKED`, `PASSPORT_REVOKED` |
          *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `SPONSOR_WARD_LIMIT`, `SPONSORSHIP_REVOKE_PENDING` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
@@ -8953,6 +9264,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Errors: `SPONSOR_WARD_LIMIT`, `SPONSORSHIP_REVOKE_PENDING` */
                 409: {
                     headers: {
@@ -9045,6 +9365,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `SPONSORSHIP_FORBIDDEN` |
          *     | 404 | `AGENT_NOT_FOUND`, `SPONSORSHIP_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -9153,6 +9474,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
@@ -9235,6 +9565,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON`, `BAD_REQUEST` |
          *     | 401 | `INVALID_ADMIN_KEY` |
          *     | 404 | `AGENT_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `NOTHING_TO_SLASH` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
@@ -9324,6 +9655,15 @@ export interface paths {
                 };
                 /** @description Error: `AGENT_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9618,6 +9958,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED` |
          *     | 422 | `VALIDATION_FAILED`, `MEMORY_KEY_INVALID` |
+         *     | 429 | `RATE_LIMIT_EXCEEDED` |
          *     | 500 | `INTERNAL_ERROR` |
          *     | 503 | `MEMORY_LEDGER_UNAVAILABLE` |
          */
@@ -9698,6 +10039,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `RATE_LIMIT_EXCEEDED` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
@@ -9744,6 +10094,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED` |
          *     | 422 | `VALIDATION_FAILED` |
+         *     | 429 | `RATE_LIMIT_EXCEEDED` |
          *     | 500 | `INTERNAL_ERROR` |
          *     | 503 | `MEMORY_LEDGER_UNAVAILABLE` |
          */
@@ -9805,6 +10156,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `RATE_LIMIT_EXCEEDED` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Error: `INTERNAL_ERROR` */
                 500: {
                     headers: {
@@ -9851,6 +10211,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED` |
          *     | 422 | `VALIDATION_FAILED`, `MEMORY_KEY_INVALID` |
+         *     | 429 | `RATE_LIMIT_EXCEEDED` |
          *     | 500 | `INTERNAL_ERROR` |
          *     | 503 | `MEMORY_LEDGER_UNAVAILABLE` |
          */
@@ -9925,6 +10286,15 @@ export interface paths {
                 };
                 /** @description Errors: `VALIDATION_FAILED`, `MEMORY_KEY_INVALID` */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `RATE_LIMIT_EXCEEDED` */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10297,6 +10667,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 402 | `INSUFFICIENT_CREDITS` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `MEMORY_LEDGER_VERSION_CONFLICT` |
          *     | 413 | `MEMORY_VALUE_TOO_LARGE`, `MEMORY_STORAGE_LIMIT`, `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
@@ -10429,6 +10800,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Error: `MEMORY_LEDGER_VERSION_CONFLICT` */
                 409: {
                     headers: {
@@ -10516,6 +10896,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED` |
          *     | 404 | `MEMORY_KEY_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -10590,6 +10971,15 @@ export interface paths {
                 };
                 /** @description Error: `MEMORY_KEY_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10814,6 +11204,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `COMMONS_PUBLISH_NOT_PERMITTED`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `COMMONS_VALUE_TOO_LARGE`, `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED`, `MEMORY_KEY_INVALID`, `COMMONS_TAGS_INVALID` |
@@ -10898,6 +11289,15 @@ export interface paths {
                 };
                 /** @description Errors: `SCOPE_NOT_GRANTED`, `COMMONS_PUBLISH_NOT_PERMITTED`, `STAGED_RESURRECTION_RESTRICTED` */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11282,6 +11682,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `COMMONS_NOT_PUBLISHER`, `STAGED_RESURRECTION_RESTRICTED` |
          *     | 404 | `COMMONS_ENTRY_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -11345,6 +11746,15 @@ export interface paths {
                 };
                 /** @description Error: `COMMONS_ENTRY_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11443,6 +11853,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `COMMONS_SELF_VOUCH`, `STAGED_RESURRECTION_RESTRICTED` |
          *     | 404 | `COMMONS_ENTRY_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -11509,6 +11920,15 @@ export interface paths {
                 };
                 /** @description Error: `COMMONS_ENTRY_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11876,6 +12296,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
          *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `COVENANT_AMEND_FORBIDDEN`, `COVENANT_DOWNGRADE_FORBIDDEN` |
          *     | 404 | `CHALLENGE_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `CHALLENGE_ALREADY_USED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -11992,6 +12413,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Error: `CHALLENGE_ALREADY_USED` */
                 409: {
                     headers: {
@@ -12074,6 +12504,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `ROOT_KEY_REQUIRED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `COVENANT_ALREADY_ENROLLED` |
          *     | 410 | `LEGACY_COVENANT_ENROL_CLOSED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
@@ -12159,6 +12590,15 @@ export interface paths {
                 };
                 /** @description Error: `ROOT_KEY_REQUIRED` */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12258,6 +12698,7 @@ export interface paths {
          *     | 401 | `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED`, `RECOVERY_CHANNEL_CODE_INVALID` |
          *     | 403 | `PASSPORT_REVOKED` |
          *     | 404 | `CHALLENGE_NOT_FOUND`, `AGENT_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `CHALLENGE_ALREADY_USED`, `RECOVERY_INTENT_ALREADY_OPEN`, `RECOVERY_COVENANT_REQUIRED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -12376,6 +12817,15 @@ export interface paths {
                 };
                 /** @description Errors: `CHALLENGE_NOT_FOUND`, `AGENT_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12625,6 +13075,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
          *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED` |
          *     | 404 | `CHALLENGE_NOT_FOUND`, `RECOVERY_INTENT_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `CHALLENGE_ALREADY_USED`, `RECOVERY_VETO_WINDOW_CLOSED`, `RECOVERY_INTENT_VETOED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -12726,6 +13177,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Errors: `CHALLENGE_ALREADY_USED`, `RECOVERY_VETO_WINDOW_CLOSED`, `RECOVERY_INTENT_VETOED` */
                 409: {
                     headers: {
@@ -12809,6 +13269,7 @@ export interface paths {
          *     | 401 | `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
          *     | 403 | `PASSPORT_REVOKED` |
          *     | 404 | `CHALLENGE_NOT_FOUND`, `AGENT_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `CHALLENGE_ALREADY_USED`, `RECOVERY_INTENT_REQUIRED`, `RECOVERY_VETO_WINDOW_ACTIVE`, `RECOVERY_INTENT_VETOED`, `RECOVERY_COVENANT_REQUIRED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -12938,6 +13399,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Errors: `CHALLENGE_ALREADY_USED`, `RECOVERY_INTENT_REQUIRED`, `RECOVERY_VETO_WINDOW_ACTIVE`, `RECOVERY_INTENT_VETOED`, `RECOVERY_COVENANT_REQUIRED` */
                 409: {
                     headers: {
@@ -13030,6 +13500,7 @@ export interface paths {
          *     | 401 | `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
          *     | 403 | `PASSPORT_REVOKED` |
          *     | 404 | `CHALLENGE_NOT_FOUND`, `RECOVERY_INTENT_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `CHALLENGE_ALREADY_USED`, `RECOVERY_INTENT_REQUIRED`, `RECOVERY_VETO_WINDOW_ACTIVE`, `RECOVERY_INTENT_VETOED`, `RECOVERY_REBIRTH_FAILED`, `RECOVERY_COVENANT_REQUIRED` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -13149,6 +13620,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Errors: `CHALLENGE_ALREADY_USED`, `RECOVERY_INTENT_REQUIRED`, `RECOVERY_VETO_WINDOW_ACTIVE`, `RECOVERY_INTENT_VETOED`, `RECOVERY_REBIRTH_FAILED`, `RECOVERY_COVENANT_REQUIRED` */
                 409: {
                     headers: {
@@ -13240,6 +13720,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `RECOVERY_INTENT_ALREADY_OPEN`, `CUSTODY_TRANSFER_CONFLICT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -13320,6 +13801,15 @@ export interface paths {
                 };
                 /** @description Errors: `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `STAGED_RESURRECTION_RESTRICTED` */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -13410,6 +13900,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY`, `PASSPORT_SIGNATURE_INVALID`, `CHALLENGE_EXPIRED` |
          *     | 403 | `ROOT_KEY_REQUIRED`, `PASSPORT_REVOKED`, `STAGED_RESURRECTION_RESTRICTED` |
          *     | 404 | `CHALLENGE_NOT_FOUND`, `CUSTODY_TRANSFER_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 409 | `CHALLENGE_ALREADY_USED`, `RECOVERY_INTENT_ALREADY_OPEN`, `CUSTODY_TRANSFER_CONFLICT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -13495,6 +13986,15 @@ export interface paths {
                 };
                 /** @description Errors: `CHALLENGE_NOT_FOUND`, `CUSTODY_TRANSFER_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -13776,6 +14276,7 @@ export interface paths {
          *     |---|---|
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED`, `INVALID_REF_TYPE`, `INVALID_REF_ID`, `INVALID_SIGNAL`, `NOTE_TOO_LONG` |
@@ -13851,6 +14352,15 @@ export interface paths {
                 };
                 /** @description Error: `INVALID_API_KEY` */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -14200,6 +14710,7 @@ export interface paths {
          *     |---|---|
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED`, `INVALID_APPROVAL_ACTION`, `INVALID_APPROVAL_DECISION`, `INVALID_DECIDED_AT`, `NOTE_TOO_LONG` |
@@ -14303,6 +14814,15 @@ export interface paths {
                         "application/json": components["schemas"]["ApiError"];
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
@@ -14386,6 +14906,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 402 | `INSUFFICIENT_CREDITS` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `BROWSE_DYNAMIC_TRUST_TIER`, `STAGED_RESURRECTION_RESTRICTED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `BROWSE_RESPONSE_TOO_LARGE`, `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED`, `INVALID_URL`, `BROWSE_MODE_UNSUPPORTED`, `BROWSE_URL_BLOCKED`, `BROWSE_ROBOTS_DISALLOW` |
@@ -14492,6 +15013,15 @@ export interface paths {
                 };
                 /** @description Errors: `SCOPE_NOT_GRANTED`, `BROWSE_DYNAMIC_TRUST_TIER`, `STAGED_RESURRECTION_RESTRICTED` */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15170,6 +15700,7 @@ export interface paths {
          *     | 400 | `BLOB_MULTIPART_INVALID`, `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `BLOB_TOO_LARGE`, `BLOB_STORAGE_LIMIT`, `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED`, `BLOB_FILE_REQUIRED`, `BLOB_CONTENT_TYPE_INVALID` |
@@ -15252,6 +15783,15 @@ export interface paths {
                 };
                 /** @description Error: `SCOPE_NOT_GRANTED` */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15472,6 +16012,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED` |
          *     | 404 | `BLOB_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -15527,6 +16068,15 @@ export interface paths {
                 };
                 /** @description Error: `BLOB_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -16349,6 +16899,7 @@ export interface paths {
          *     | 402 | `INSUFFICIENT_CREDITS` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `STAGED_RESURRECTION_RESTRICTED` |
          *     | 404 | `BLOB_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PARSE_TOO_LARGE_SYNC`, `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
          *     | 415 | `PARSE_UNSUPPORTED_TYPE`, `UNSUPPORTED_MEDIA_TYPE` |
@@ -16650,6 +17201,15 @@ export interface paths {
                 };
                 /** @description Error: `BLOB_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -17093,6 +17653,7 @@ export interface paths {
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `SCOPE_NOT_GRANTED`, `CALLBACK_REPLAY_DISABLED` |
          *     | 404 | `BLOB_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 414 | `URI_TOO_LONG` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
@@ -17164,6 +17725,15 @@ export interface paths {
                 };
                 /** @description Error: `BLOB_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -17475,6 +18045,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `QUEUE_SIGNATURE_INVALID` |
          *     | 404 | `PARSE_JOB_NOT_FOUND` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED` |
@@ -17529,6 +18100,15 @@ export interface paths {
                 };
                 /** @description Error: `PARSE_JOB_NOT_FOUND` */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -20032,6 +20612,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 403 | `ORIGIN_NOT_ALLOWED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED` |
@@ -20143,6 +20724,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
                 /** @description Error: `PAYLOAD_TOO_LARGE` */
                 413: {
                     headers: {
@@ -20201,6 +20791,7 @@ export interface paths {
          *     | 400 | `INVALID_JSON` |
          *     | 401 | `INVALID_API_KEY` |
          *     | 405 | `METHOD_NOT_ALLOWED` |
+         *     | 408 | `REQUEST_TIMEOUT` |
          *     | 413 | `PAYLOAD_TOO_LARGE` |
          *     | 415 | `UNSUPPORTED_MEDIA_TYPE` |
          *     | 422 | `VALIDATION_FAILED` |
@@ -20236,6 +20827,15 @@ export interface paths {
                 };
                 /** @description Error: `METHOD_NOT_ALLOWED` */
                 405: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Error: `REQUEST_TIMEOUT` */
+                408: {
                     headers: {
                         [name: string]: unknown;
                     };

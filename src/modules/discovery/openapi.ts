@@ -58,8 +58,11 @@ export function errorCodesOf(r: RouteInfo): Codes {
   for (const [status, codes] of Object.entries(r.errors)) for (const code of codes) add(m, Number(status), code);
   // A call that can be paid from credit is refused during a staged resurrection (custody: restrictions.ts).
   if (m.get(402)?.has('INSUFFICIENT_CREDITS')) add(m, 403, 'STAGED_RESURRECTION_RESTRICTED');
-  // A body sent to a method that carries one is parsed whether or not the route reads it.
-  if (r.body || r.consumes || BODY_METHODS.has(r.method)) { add(m, 400, 'INVALID_JSON'); add(m, 413, 'PAYLOAD_TOO_LARGE'); add(m, 415, 'UNSUPPORTED_MEDIA_TYPE'); }
+  // A body sent to a method that carries one is parsed whether or not the route reads it, and one
+  // that arrives too slowly is cut off (src/http/slow-clients.ts: SVC_BODY_TIMEOUT_MS, SVC_BODY_MIN_BYTES_PER_SECOND).
+  if (r.body || r.consumes || BODY_METHODS.has(r.method)) {
+    add(m, 400, 'INVALID_JSON'); add(m, 408, 'REQUEST_TIMEOUT'); add(m, 413, 'PAYLOAD_TOO_LARGE'); add(m, 415, 'UNSUPPORTED_MEDIA_TYPE');
+  }
   if (r.params) { add(m, 400, 'BAD_REQUEST'); add(m, 414, 'URI_TOO_LONG'); }
   add(m, 500, 'INTERNAL_ERROR');
   // On PostgreSQL, the server out of reach (docs/api.md); the memory routes name it MEMORY_LEDGER_UNAVAILABLE.

@@ -46,17 +46,17 @@ export const memoryRoutes = (deps: MemoryRouteDeps): FastifyPluginAsyncTypebox =
 
   app.get('/v1/memory', {
     schema: { querystring: ListQuery, summary: 'List memory keys (metadata only, never values)', tags: ['memory'], response: { 200: MemoryListResponse } },
-    config: { auth: 'key', scope: 'svc:memory', validationCodes: ListValidationCodes, errors: { 503: ['MEMORY_LEDGER_UNAVAILABLE'] } },
+    config: { auth: 'key', scope: 'svc:memory', validationCodes: ListValidationCodes, errors: { 429: ['RATE_LIMIT_EXCEEDED'], 503: ['MEMORY_LEDGER_UNAVAILABLE'] } },
   }, async (request) => memory.list(caller(request), request.query));
 
   app.get('/v1/memory/stats', {
     schema: { summary: 'Memory usage: writes this month, what remains, storage', tags: ['memory'], response: { 200: MemoryStatsResponse } },
-    config: { auth: 'key', scope: 'svc:memory', errors: { 503: ['MEMORY_LEDGER_UNAVAILABLE'] } },
+    config: { auth: 'key', scope: 'svc:memory', errors: { 429: ['RATE_LIMIT_EXCEEDED'], 503: ['MEMORY_LEDGER_UNAVAILABLE'] } },
   }, async (request) => memory.stats(caller(request)));
 
   app.get('/v1/memory/context', {
     schema: { querystring: ContextQuery, summary: 'Context reload: most important, then most recent memories (not semantic)', tags: ['memory'], response: { 200: MemoryContextResponse } },
-    config: { auth: 'key', scope: 'svc:memory', validationCodes: ContextValidationCodes, errors: { 503: ['MEMORY_LEDGER_UNAVAILABLE'] } },
+    config: { auth: 'key', scope: 'svc:memory', validationCodes: ContextValidationCodes, errors: { 429: ['RATE_LIMIT_EXCEEDED'], 503: ['MEMORY_LEDGER_UNAVAILABLE'] } },
   }, async (request) => memory.context(caller(request), request.query));
 
   app.get('/v1/memory/search', {
