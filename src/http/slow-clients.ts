@@ -145,8 +145,26 @@ function lingerOnClose(socket: Socket, req: IncomingMessage, limits: SlowClientL
   };
 }
 
+/**
+ * On close, connections a client opened and never wrote a byte to (a browser's preconnect) are
+ * closed with the idle ones. Nothing is in flight on them, but Node's closeIdleConnections (Fastify's
+ * `forceCloseConnections: 'idle'`) left them open, and a graceful close then waited for them until
+ * the client went away or a timeout closed them: up to a minute with a browser's spare socket.
+ */
+function closeSilentConnectionsOnClose(app: FastifyInstance): void {
+  const open = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
+  app.addHook('preClose', async () => {
+    for (const socket of open) if (socket.bytesRead === 0) socket.destroy();
+  });
+}
+
 export function installSlowClientLimits(app: FastifyInstance, limits: SlowClientLimits): void {
   app.server.maxConnections = limits.maxConnections;
+  closeSilentConnectionsOnClose(app);
   app.addHook('onRequest', async (request, reply) => {
     const req = request.raw;
     if (!bodyPending(req)) return;
