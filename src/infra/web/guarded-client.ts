@@ -229,7 +229,20 @@ export function createGuardedClient(opts: GuardedClientOptions): GuardedClient {
         discard(res.body);
         throw new WebError('BROWSE_RESPONSE_TOO_LARGE', 'too_large', `Response body of ${declared} bytes exceeds ${allowed}.`);
       }
-      const read = method === 'HEAD' ? { body: Buffer.alloc(0), truncated: false } : await readCapped(res.body, resHeaders['content-encoding'], maxBytes, f.onOversize ?? 'error', f.budget);
+      // A declared length that fits is taken from the shared budget whole before reading: answers read
+      // at the same time then arrive whole or are refused whole, instead of each drawing on the budget
+      // chunk by chunk until all of them are cut part-way (a page's 40 parallel reads got none).
+      let budget = f.budget;
+      let cap = maxBytes;
+      if (budget && method !== 'HEAD' && !encoded && Number.isFinite(declared) && declared <= maxBytes) {
+        if (!budget.take(declared)) {
+          discard(res.body);
+          throw new WebError('BROWSE_RESPONSE_TOO_LARGE', 'too_large', 'The byte budget shared by this fetch and others ran out.');
+        }
+        budget = undefined;
+        cap = declared;
+      }
+      const read = method === 'HEAD' ? { body: Buffer.alloc(0), truncated: false } : await readCapped(res.body, resHeaders['content-encoding'], cap, f.onOversize ?? 'error', budget);
       return {
         status: res.statusCode,
         headers: resHeaders,
