@@ -4,14 +4,12 @@
  * rebirth of an agent's keys inside custody's own transaction. Custody reaches identity's tables only
  * through this.
  */
-import { createPublicKey } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import { iso, type Clock } from '../../lib/clock';
-import { sha256hex } from '../../lib/hash';
-import { newId, randomToken } from '../../lib/ids';
 import type { CustodyStore } from './custody-store';
 import { issueToken, type KeyEventSink } from './keys';
+import { spkiSha256, type PassportLifecycle } from './passport-lifecycle';
 import type { PassportSignatureVerifier } from './signatures';
 import type { IdentityStore } from './store';
 
@@ -30,15 +28,12 @@ export interface CustodyPortDeps {
   store: IdentityStore;
   custodyStore: CustodyStore;
   clock: Clock;
-  challengeTtlSeconds: number;
-  /** Challenges kept per agent (the newest). */
-  maxOpenChallenges: number;
+  /** Issues a challenge of the agent (passport-lifecycle.ts). */
+  issueChallenge: PassportLifecycle['issueChallenge'];
   verifySigned: PassportSignatureVerifier;
   forgetCachedTokens: () => void;
   onKeyEvent?: KeyEventSink;
 }
-
-export const spkiSha256 = (pem: string): string => sha256hex(createPublicKey(pem).export({ format: 'der', type: 'spki' }));
 
 export function createCustodyPort(deps: CustodyPortDeps) {
   const { store, custodyStore, clock } = deps;
@@ -56,16 +51,7 @@ export function createCustodyPort(deps: CustodyPortDeps) {
     },
 
     /** A challenge of the agent for a signed custody step (given also for a revoked passport). */
-    async issueChallenge(agentId: string) {
-      const now = clock.now();
-      const row = {
-        challenge_id: newId(), agent_id: agentId, nonce: randomToken(32),
-        issued_at: now, expires_at: now + deps.challengeTtlSeconds * 1000, used_at: null,
-      };
-      await store.insertChallenge(row);
-      await store.trimChallenges(agentId, deps.maxOpenChallenges);
-      return { challengeId: row.challenge_id, nonce: row.nonce, issuedAt: iso(now), expiresAt: iso(row.expires_at) };
-    },
+    issueChallenge: (agentId: string) => deps.issueChallenge(agentId),
 
     pairTaken: (agentName: string, owner: string, exceptAgentId: string) => custodyStore.pairTaken(agentName, owner, exceptAgentId),
 

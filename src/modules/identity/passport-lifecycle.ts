@@ -1,6 +1,8 @@
 /**
  * The passport's key lifecycle beyond registration and revocation:
  *
+ * - challenges: issued (the public challenge route, and custody's signed steps), kept newest first
+ *   per agent, consumed once;
  * - the challenge exchange (POST /v1/auth/passport/verify): a signature over a challenge's
  *   sign_payload by the passport key, or by the key the latest rotation replaced while its grace runs;
  * - rotation (POST /v1/me/passport/rotate, root key): a new key, proved by its own signature over a
@@ -15,7 +17,7 @@ import type { AuthContext } from '../../http/route-config';
 import { iso, type Clock } from '../../lib/clock';
 import { KeyFormatError, parseEd25519PublicKey, publicKeyPem, verifyEd25519 } from '../../lib/ed25519';
 import { sha256hex } from '../../lib/hash';
-import { isUuid, newId } from '../../lib/ids';
+import { isUuid, newId, randomToken } from '../../lib/ids';
 import { passportChallengePayload } from '../../lib/signing';
 import { issueToken, SESSION_TTL_SECONDS, type KeyEventSink } from './keys';
 import type { LifecycleStore } from './lifecycle-store';
@@ -26,6 +28,8 @@ import type { IdentityStore } from './store';
 export const ROTATION_GRACE_SECONDS = 300;
 /** Ephemeral passports (their session tokens) one agent may have working at once. */
 export const MAX_ACTIVE_EPHEMERAL_PASSPORTS = 100;
+/** Challenges kept per agent (the newest): the challenge route is public, so the table grows with the agents, not with the calls. */
+export const MAX_OPEN_CHALLENGES = 20;
 const DAY = 86_400_000;
 
 export const spkiSha256 = (pem: string): string => sha256hex(createPublicKey(pem).export({ format: 'der', type: 'spki' }));
@@ -34,6 +38,8 @@ export interface LifecycleDeps {
   store: IdentityStore;
   lifecycle: LifecycleStore;
   clock: Clock;
+  /** Lifetime of a challenge (SVC_CHALLENGE_TTL_SECONDS). */
+  challengeTtlSeconds: number;
   onKeyEvent?: KeyEventSink;
   /** Cached token lookups are dropped after a rotation (sessions of older keys stop at once). */
   forgetCachedTokens: () => void;
@@ -100,6 +106,23 @@ export function createPassportLifecycle(deps: LifecycleDeps) {
   }
 
   return {
+    /**
+     * A new challenge of the agent (whether its passport may use it is the caller's check). Only the
+     * agent's newest MAX_OPEN_CHALLENGES are kept (a client signs the one it just asked for), and
+     * challenges expired a day ago go.
+     */
+    async issueChallenge(agentId: string) {
+      const now = clock.now();
+      const row = {
+        challenge_id: newId(), agent_id: agentId, nonce: randomToken(32),
+        issued_at: now, expires_at: now + deps.challengeTtlSeconds * 1000, used_at: null,
+      };
+      await store.insertChallenge(row);
+      await store.trimChallenges(agentId, MAX_OPEN_CHALLENGES);
+      await store.deleteExpiredChallenges(now - DAY);
+      return { challengeId: row.challenge_id, nonce: row.nonce, issuedAt: iso(now), expiresAt: iso(row.expires_at) };
+    },
+
     /** POST /v1/auth/passport/verify: a signed challenge for a session token (3600 s, or until the signing key's grace ends). */
     async verifyChallenge(input: { agent_id: string; challenge_id: string; signature: string }) {
       const id = input.agent_id.toLowerCase();

@@ -1,11 +1,9 @@
-import { createPublicKey } from 'node:crypto';
 import { ApiError } from '../../http/errors';
 import type { AuthContext } from '../../http/route-config';
 import type { CommunityStats } from '../../http/envelope';
 import { iso, type Clock } from '../../lib/clock';
 import { generateEd25519, KeyFormatError, parseEd25519PublicKey, publicKeyPem } from '../../lib/ed25519';
-import { sha256hex } from '../../lib/hash';
-import { isUuid, newId, randomToken } from '../../lib/ids';
+import { isUuid, newId } from '../../lib/ids';
 import { passportChallengePayload, PASSPORT_CHALLENGE_SCHEME } from '../../lib/signing';
 import { tierOf } from '../../lib/tiers';
 import { isBlank } from '../../lib/text';
@@ -14,7 +12,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/db/schema';
 import { createKeys, issueToken, type KeyEvent, type KeyEventSink } from './keys';
 import { createLifecycleStore } from './lifecycle-store';
-import { createPassportLifecycle, type EphemeralInput } from './passport-lifecycle';
+import { createPassportLifecycle, spkiSha256, type EphemeralInput } from './passport-lifecycle';
 import { createCustodyPort } from './custody-port';
 import { createCustodyStore } from './custody-store';
 import { publicPassport, verifiedCapabilities } from './passport-view';
@@ -70,8 +68,6 @@ export type ReputationReader = (agentId: string, decomposed: boolean) => Promise
 
 const DAY = 86_400_000;
 
-/** Challenges kept per agent (the newest); an older one answers CHALLENGE_NOT_FOUND. */
-export const MAX_OPEN_CHALLENGES = 20;
 
 export function createIdentityService(deps: IdentityDeps) {
   const { store, clock } = deps;
@@ -92,7 +88,7 @@ export function createIdentityService(deps: IdentityDeps) {
   const { onRegistered } = deps;
   const lifecycleStore = createLifecycleStore(store.db);
   const lifecycle = createPassportLifecycle({
-    store, lifecycle: lifecycleStore, clock, onKeyEvent: deps.onKeyEvent, forgetCachedTokens: () => keys.forgetCachedTokens(),
+    store, lifecycle: lifecycleStore, clock, challengeTtlSeconds: deps.challengeTtlSeconds, onKeyEvent: deps.onKeyEvent, forgetCachedTokens: () => keys.forgetCachedTokens(),
     ephemeralLevels: async (agentId) => {
       const agent = await store.findAgent(agentId);
       return agent ? levelsOfAgent(agent, true) : ['floor', 'ephemeral'];
@@ -133,7 +129,7 @@ export function createIdentityService(deps: IdentityDeps) {
 
     /** The narrow interface of the custody module (covenants, recovery, custody transfer): custody-port.ts. */
     custody: createCustodyPort({
-      store, custodyStore: createCustodyStore(store.db), clock, challengeTtlSeconds: deps.challengeTtlSeconds, maxOpenChallenges: MAX_OPEN_CHALLENGES,
+      store, custodyStore: createCustodyStore(store.db), clock, issueChallenge: lifecycle.issueChallenge,
       verifySigned, forgetCachedTokens: () => keys.forgetCachedTokens(), onKeyEvent: deps.onKeyEvent,
     }),
 
@@ -171,9 +167,7 @@ export function createIdentityService(deps: IdentityDeps) {
       const agentId = newId();
       const root = issueToken(clock, agentId, 'root');
       const referral = await referralFor(input);
-      const recoveryFingerprint = recoveryPem
-        ? sha256hex(createPublicKey(recoveryPem).export({ format: 'der', type: 'spki' }))
-        : undefined;
+      const recoveryFingerprint = recoveryPem ? spkiSha256(recoveryPem) : undefined;
       try {
         await store.insertAgent({
           agent: {
@@ -337,26 +331,14 @@ export function createIdentityService(deps: IdentityDeps) {
       const passport = await store.findPassport(id);
       if (!passport) throw new ApiError(404, 'AGENT_NOT_FOUND', 'No agent with this id');
       if (passport.revoked_at !== null && purpose !== 'recovery') throw new ApiError(403, 'PASSPORT_REVOKED', 'This passport has been revoked');
-      const now = clock.now();
-      const challenge = {
-        challenge_id: newId(), agent_id: id, nonce: randomToken(32),
-        issued_at: now, expires_at: now + deps.challengeTtlSeconds * 1000, used_at: null,
-      };
-      await store.insertChallenge(challenge);
-      // The route is public: an agent keeps its newest challenges only, so the table grows with the
-      // agents, not with the calls (a client signs the one it just asked for). Expired ones go too.
-      await store.trimChallenges(id, MAX_OPEN_CHALLENGES);
-      await store.deleteExpiredChallenges(now - DAY);
-      const fields = {
-        agentId: id, challengeId: challenge.challenge_id, nonce: challenge.nonce,
-        issuedAt: iso(challenge.issued_at), expiresAt: iso(challenge.expires_at),
-      };
+      const issued = await lifecycle.issueChallenge(id);
+      const fields = { agentId: id, ...issued };
       return {
         status: 'success',
         agent_id: id,
         purpose,
-        challenge_id: challenge.challenge_id,
-        challenge_nonce: challenge.nonce,
+        challenge_id: issued.challengeId,
+        challenge_nonce: issued.nonce,
         scheme: PASSPORT_CHALLENGE_SCHEME,
         sign_payload: passportChallengePayload(fields),
         sign_payload_encoding: 'utf-8',
@@ -413,7 +395,7 @@ export function createIdentityService(deps: IdentityDeps) {
       const onKeyEvent = deps.onKeyEvent;
       const event: KeyEvent | undefined = passport ? {
         kind: 'passport.revoked', agentId: auth.agentId, at: now,
-        data: { public_key_sha256: sha256hex(createPublicKey(passport.public_key_pem).export({ format: 'der', type: 'spki' })) },
+        data: { public_key_sha256: spkiSha256(passport.public_key_pem) },
       } : undefined;
       // A rotation's grace ends with the passport: the replaced key stops verifying too.
       const also = async (trx: Transaction<Database>) => {
