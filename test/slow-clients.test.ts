@@ -266,7 +266,7 @@ describe('closing the service', () => {
     const took = performance.now() - started;
     expect((await inFlight).status).toBe(200);
     await silentClosed;
-    // Before: close waited for the silent socket until the client left or Node's headers timeout (60 s).
+    // Without closing it, close would wait for the silent socket until the client left or a timeout (60 s).
     expect(took).toBeLessThan(5_000);
   }, 30_000);
 });

@@ -148,7 +148,7 @@ function lingerOnClose(socket: Socket, req: IncomingMessage, limits: SlowClientL
 /**
  * On close, connections a client opened and never wrote a byte to (a browser's preconnect) are
  * closed with the idle ones. Nothing is in flight on them, but Node's closeIdleConnections (Fastify's
- * `forceCloseConnections: 'idle'`) left them open, and a graceful close then waited for them until
+ * `forceCloseConnections: 'idle'`) leaves them open, so a graceful close would wait for them until
  * the client went away or a timeout closed them: up to a minute with a browser's spare socket.
  */
 function closeSilentConnectionsOnClose(app: FastifyInstance): void {

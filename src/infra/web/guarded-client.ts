@@ -231,7 +231,7 @@ export function createGuardedClient(opts: GuardedClientOptions): GuardedClient {
       }
       // A declared length that fits is taken from the shared budget whole before reading: answers read
       // at the same time then arrive whole or are refused whole, instead of each drawing on the budget
-      // chunk by chunk until all of them are cut part-way (a page's 40 parallel reads got none).
+      // chunk by chunk until all of them may be cut part-way, useless to the page.
       let budget = f.budget;
       let cap = maxBytes;
       if (budget && method !== 'HEAD' && !encoded && Number.isFinite(declared) && declared <= maxBytes) {
