@@ -1,22 +1,25 @@
 /**
- * Start-up: time from spawning svc as `npm start` does (`node --import tsx src/main.ts`) to the first
- * 200 from GET /health, and the process's resident memory once idle, on
+ * Start-up: time from spawning svc as `npm start` does (package.json's `start` script, run by
+ * `sh -c` from the repository root: the build check of scripts/build.mjs, then `exec node
+ * dist/main.js`) to the first 200 from GET /health, and the process's resident memory once idle, on
  *  1. an empty data directory (default settings: local embeddings, the model not loaded yet), and
  *  2. a data directory holding N memories of one agent (default 100,000), seeded beforehand through
  *     the API with embeddings off so that no backlog starts the model at start-up: this measures
  *     whether start-up does work that grows with the data (migrations, backfills, caches).
- * Each start is paired with a baseline started the same way in the same round: a bare Fastify app
- * run through tsx that answers /health (the floor of Node + tsx + Fastify on this machine).
+ * The build is brought up to date before the first round, so the rounds time the check, not a build.
+ * Each start is paired with a baseline started in the same round: a bare Fastify app on plain Node
+ * that answers /health (the floor of Node + Fastify on this machine).
  *
  *   npx tsx bench/startup.ts [--memories 100000] [--rounds 5] [--idle-ms 5000]
  *
  * Budgets (issue "start-up"): under 3 s to the first 200 on both directories; idle RSS under 200 MiB
  * with the model not loaded.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { median, registerAgent, startSvc } from './harness';
 
@@ -29,7 +32,10 @@ const ROUNDS = arg('--rounds', Number(process.env.ROUNDS ?? 5));
 const IDLE_MS = arg('--idle-ms', 5_000);
 const log = (...a: unknown[]) => console.error(new Date().toISOString().slice(11, 19), ...a);
 
-const baselineFile = join(mkdtempSync(join(tmpdir(), 'svc-startup-base-')), 'bare.mts');
+const root = fileURLToPath(new URL('..', import.meta.url));
+/** What `npm start` runs (npm runs a script with `sh -c` in the package's directory). */
+const startScript = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+const baselineFile = join(mkdtempSync(join(tmpdir(), 'svc-startup-base-')), 'bare.mjs');
 writeFileSync(baselineFile, `import Fastify from ${JSON.stringify(require_resolve('fastify'))};
 const app = Fastify({ logger: false });
 app.get('/health', async () => ({ status: 'ok' }));
@@ -46,11 +52,16 @@ const rssMiB = (pid: number): number => {
 
 let nextPort = 39_500;
 
-/** Spawns `node --import tsx <entry>`, polls /health every 10 ms; time to its first 200, RSS after idling. */
-async function start(entry: string, env: Record<string, string>): Promise<{ ms: number; rss: number }> {
+/**
+ * Spawns svc (`sh -c <start script>`; the script `exec`s node, so the child's pid is svc's) or the
+ * bare app (`node <file>`), polls /health every 10 ms; time to its first 200, RSS after idling.
+ */
+async function start(what: 'svc' | 'bare', env: Record<string, string>): Promise<{ ms: number; rss: number }> {
   const port = nextPort++;
   const t0 = performance.now();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const [cmd, args] = what === 'svc' ? ['/bin/sh', ['-c', startScript]] : [process.execPath, [baselineFile]];
+  const child: ChildProcess = spawn(cmd, args, {
+    cwd: root,
     env: { ...process.env, LOG_LEVEL: 'warn', PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -102,6 +113,8 @@ async function seed(count: number): Promise<string> {
   return dir;
 }
 
+// A build left stale by the sources would be rebuilt by the first measured start.
+execFileSync(process.execPath, [join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'inherit' });
 const empty = mkdtempSync(join(tmpdir(), 'svc-startup-empty-'));
 const seeded = MEMORIES > 0 ? await seed(MEMORIES) : undefined;
 const rows: { name: string; ms: number[]; rss: number[]; base: number[]; baseRss: number[] }[] = [
@@ -114,8 +127,8 @@ try {
     for (const row of rows) {
       const dir = row === rows[0] ? empty : seeded!;
       if (row === rows[0]) rmSync(join(empty, 'svc.sqlite'), { force: true });
-      const base = await start(baselineFile, {});
-      const s = await start('src/main.ts', { SVC_DATA_DIR: dir, ...(row === rows[0] ? {} : { SVC_EMBEDDINGS: 'none' }) });
+      const base = await start('bare', {});
+      const s = await start('svc', { SVC_DATA_DIR: dir, ...(row === rows[0] ? {} : { SVC_EMBEDDINGS: 'none' }) });
       row.ms.push(s.ms);
       row.rss.push(s.rss);
       row.base.push(base.ms);
@@ -130,7 +143,8 @@ try {
 }
 
 console.log(`\nstart-up (median of ${ROUNDS} rounds; load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)} on ${process.env.NPROC ?? 'this'} machine)`);
-console.log('| data | first /health 200 | bare Fastify via tsx | svc ÷ bare | idle RSS | bare app\'s RSS |');
+console.log(`svc started by \`${startScript}\``);
+console.log('| data | first /health 200 | bare Fastify on Node | svc ÷ bare | idle RSS | bare app\'s RSS |');
 console.log('|---|---|---|---|---|---|');
 for (const row of rows) {
   const ms = median(row.ms);

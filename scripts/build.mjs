@@ -1,0 +1,188 @@
+#!/usr/bin/env node
+/**
+ * Builds src/main.ts into dist/ for `npm start` (`node scripts/build.mjs && exec node dist/main.js`),
+ * so that the service runs on plain Node. Run through tsx instead, Node 20 runs tsx's module hooks
+ * in a loader thread of their own: some 50 MiB of resident memory for the life of the process.
+ *
+ * Up to date (every file under src/, tsconfig.json and this script unchanged since the last build),
+ * it only compares: a few milliseconds. Otherwise esbuild (tsx's own compiler, resolved through tsx)
+ * bundles src/main.ts with the packages left as imports of node_modules, in well under a second.
+ *
+ * What the bundle keeps of the sources' layout:
+ *  - `import.meta.url` still names the source file, so paths a module builds from it (public/,
+ *    src/infra/db/migrations/, the workers' TypeScript entries, which run through tsx inside their
+ *    thread or process as before) point where they do under tsx;
+ *  - a module imported with import() is its own chunk, loaded on first use with the packages it
+ *    imports (code splitting), so lazily loaded libraries stay lazy;
+ *  - the migrations, which migrate.ts imports by a computed path, are chunks too: import() with a
+ *    computed argument goes through a table from those paths to the chunks.
+ *
+ * Chunks are named by their content. A running svc loads some of them only on first use, so a rebuild
+ * removes the chunks the new build does not use only when no process runs dist/main.js (read from
+ * /proc; where that cannot be known, they stay). `node scripts/build.mjs --force` rebuilds regardless.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const srcDir = join(root, 'src');
+const outDir = join(root, 'dist');
+const stampFile = join(outDir, 'build-stamp.json');
+const entry = join(srcDir, 'main.ts');
+/** Folders whose TypeScript modules src/ imports by a computed path (import(url) with a variable). */
+const computedImportDirs = ['src/infra/db/migrations'];
+
+const posix = (p) => p.split(sep).join('/');
+
+/** Every file under src/ (new or removed files count: a new migration changes no other file). */
+function listFiles(dir, out = []) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) listFiles(p, out);
+    else out.push(p);
+  }
+  return out;
+}
+
+/** A fingerprint of the build's inputs: path, size and modification time of each. */
+function fingerprint() {
+  const files = [...listFiles(srcDir), join(root, 'tsconfig.json'), fileURLToPath(import.meta.url)].sort();
+  const h = createHash('sha256');
+  h.update(`${process.version}\n`);
+  for (const f of files) {
+    const s = statSync(f);
+    h.update(`${posix(relative(root, f))}\0${s.size}\0${s.mtimeMs}\n`);
+  }
+  return h.digest('hex');
+}
+
+function upToDate(print) {
+  try {
+    const stamp = JSON.parse(readFileSync(stampFile, 'utf8'));
+    return stamp.fingerprint === print && existsSync(join(outDir, 'main.js'));
+  } catch {
+    return false;
+  }
+}
+
+/** esbuild plugin: the source-layout rewrites described at the top. */
+function sourceLayout() {
+  const table = computedImportDirs.flatMap((d) =>
+    readdirSync(join(root, d))
+      .filter((f) => /\.(ts|mts|mjs|js)$/.test(f) && !/\.test\.ts$/.test(f))
+      .map((f) => `${d}/${f}`),
+  );
+  return {
+    name: 'svc-source-layout',
+    setup(b) {
+      b.onResolve({ filter: /^svc-build:computed-import$/ }, () => ({ path: 'computed-import', namespace: 'svc-build' }));
+      b.onLoad({ filter: /.*/, namespace: 'svc-build' }, () => ({
+        resolveDir: root,
+        loader: 'js',
+        contents: [
+          `const chunks = {`,
+          ...table.map((p) => `  ${JSON.stringify(p)}: () => import(${JSON.stringify(`./${p}`)}),`),
+          `};`,
+          `let byUrl;`,
+          `/** import() of a computed URL: a module of the build's table from its chunk, anything else natively. */`,
+          `export function computedImport(spec) {`,
+          `  byUrl ??= new Map(Object.entries(chunks).map(([p, load]) => [new URL(${JSON.stringify(`${posix(relative(outDir, root))}/`)} + p, import.meta.url).href, load]));`,
+          `  const load = byUrl.get(String(spec));`,
+          `  if (load) return load();`,
+          `  if (/\\.[mc]?ts$/.test(String(spec))) return Promise.reject(new Error(\`\${spec} is TypeScript imported by a computed path outside the build's table (computedImportDirs in scripts/build.mjs)\`));`,
+          `  return import(spec);`,
+          `}`,
+        ].join('\n'),
+      }));
+      b.onLoad({ filter: /\.(ts|mts|mjs|js)$/ }, (args) => {
+        if (!args.path.startsWith(srcDir + sep)) return undefined;
+        let text = readFileSync(args.path, 'utf8');
+        const self = JSON.stringify(posix(relative(outDir, args.path)));
+        text = text.replaceAll('import.meta.url', `new URL(${self}, import.meta.url).href`);
+        let computed = false;
+        text = text.replace(/\bimport\((?!\s*['"`])/g, () => {
+          computed = true;
+          return '__svcComputedImport(';
+        });
+        if (computed) text = `import { computedImport as __svcComputedImport } from 'svc-build:computed-import';\n${text}`;
+        return { contents: text, loader: /\.[mc]?ts$/.test(args.path) ? 'ts' : 'js' };
+      });
+    },
+  };
+}
+
+/** Whether a process other than this one may be running dist/main.js (true when it cannot be told). */
+function mayBeRunning() {
+  const main = join(outDir, 'main.js');
+  let pids;
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid);
+  } catch {
+    return true;
+  }
+  for (const pid of pids) {
+    let args;
+    try {
+      args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const arg = args.find((a) => a.endsWith('main.js'));
+    if (!arg) continue;
+    try {
+      if (resolve(readlinkSync(`/proc/${pid}/cwd`), arg) === main) return true;
+    } catch {
+      return true; // another user's process, say: its directory cannot be read
+    }
+  }
+  return false;
+}
+
+async function build(print) {
+  const tsxRequire = createRequire(createRequire(import.meta.url).resolve('tsx/package.json'));
+  const esbuild = tsxRequire('esbuild');
+  const tmp = join(outDir, `.tmp-${process.pid}`);
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  try {
+    const result = await esbuild.build({
+      absWorkingDir: root,
+      entryPoints: { main: entry },
+      outdir: tmp,
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      target: `node${process.versions.node.split('.')[0]}`,
+      packages: 'external',
+      tsconfig: join(root, 'tsconfig.json'),
+      chunkNames: 'chunk-[hash]',
+      sourcemap: 'linked',
+      metafile: true,
+      logLevel: 'warning',
+      plugins: [sourceLayout()],
+    });
+    const outputs = Object.keys(result.metafile.outputs).map((p) => posix(relative(tmp, join(root, p))));
+    // Chunks first, main.js last, each renamed into place: a process starting meanwhile reads the old
+    // main.js with its old chunks or the new one with its new chunks.
+    for (const f of outputs.filter((f) => !f.startsWith('main.'))) renameSync(join(tmp, f), join(outDir, f));
+    for (const f of outputs.filter((f) => f.startsWith('main.'))) renameSync(join(tmp, f), join(outDir, f));
+    writeFileSync(stampFile, `${JSON.stringify({ fingerprint: print, outputs }, null, 1)}\n`);
+    if (!mayBeRunning()) {
+      for (const f of readdirSync(outDir)) if (/^chunk-/.test(f) && !outputs.includes(f)) rmSync(join(outDir, f), { force: true });
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+const print = fingerprint();
+if (process.argv.includes('--force') || !upToDate(print)) {
+  mkdirSync(outDir, { recursive: true });
+  const t0 = performance.now();
+  await build(print);
+  if (process.argv.includes('--verbose')) process.stderr.write(`built dist/ in ${Math.round(performance.now() - t0)} ms\n`);
+}
