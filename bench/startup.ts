@@ -6,7 +6,7 @@
  *  2. a data directory holding N memories of one agent (default 100,000), seeded beforehand through
  *     the API with embeddings off so that no backlog starts the model at start-up: this measures
  *     whether start-up does work that grows with the data (migrations, backfills, caches).
- * The build is brought up to date before the first round, so the rounds time the check, not a build.
+ * The build is brought up to date (untimed) before each start, which times the check, not a build.
  * Each start is paired with a baseline started in the same round: a bare Fastify app on plain Node
  * that answers /health (the floor of Node + Fastify on this machine).
  *
@@ -113,8 +113,9 @@ async function seed(count: number): Promise<string> {
   return dir;
 }
 
-// A build left stale by the sources would be rebuilt by the first measured start.
-execFileSync(process.execPath, [join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'inherit' });
+/** Brings the build up to date (untimed), so that a measured start checks it and does not rebuild. */
+const build = () => execFileSync(process.execPath, [join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'inherit' });
+build();
 const empty = mkdtempSync(join(tmpdir(), 'svc-startup-empty-'));
 const seeded = MEMORIES > 0 ? await seed(MEMORIES) : undefined;
 const rows: { name: string; ms: number[]; rss: number[]; base: number[]; baseRss: number[] }[] = [
@@ -128,6 +129,7 @@ try {
       const dir = row === rows[0] ? empty : seeded!;
       if (row === rows[0]) rmSync(join(empty, 'svc.sqlite'), { force: true });
       const base = await start('bare', {});
+      build(); // a source edited meanwhile
       const s = await start('svc', { SVC_DATA_DIR: dir, ...(row === rows[0] ? {} : { SVC_EMBEDDINGS: 'none' }) });
       row.ms.push(s.ms);
       row.rss.push(s.rss);

@@ -4,9 +4,11 @@
  * so that the service runs on plain Node. Run through tsx instead, Node 20 runs tsx's module hooks
  * in a loader thread of their own: some 50 MiB of resident memory for the life of the process.
  *
- * Up to date (every file under src/, tsconfig.json and this script unchanged since the last build),
- * it only compares: a few milliseconds. Otherwise esbuild (tsx's own compiler, resolved through tsx)
- * bundles src/main.ts with the packages left as imports of node_modules, in well under a second.
+ * Up to date (every file under src/, any other file of the repository the last build read,
+ * tsconfig.json, this script and the Node version unchanged since the last build: paths, sizes and
+ * modification times), it only compares, in a few milliseconds. Otherwise esbuild (tsx's own
+ * compiler, resolved through tsx) bundles src/main.ts with the packages left as imports of
+ * node_modules, in under a second.
  *
  * What the bundle keeps of the sources' layout:
  *  - `import.meta.url` still names the source file, so paths a module builds from it (public/,
@@ -15,7 +17,8 @@
  *  - a module imported with import() is its own chunk, loaded on first use with the packages it
  *    imports (code splitting), so lazily loaded libraries stay lazy;
  *  - the migrations, which migrate.ts imports by a computed path, are chunks too: import() with a
- *    computed argument goes through a table from those paths to the chunks.
+ *    computed argument goes through a table from those paths to the chunks;
+ *  - function and class names (keepNames: an error may name itself after its class).
  *
  * Chunks are named by their content. A running svc loads some of them only on first use, so a rebuild
  * removes the chunks the new build does not use only when no process runs dist/main.js (read from
@@ -47,9 +50,13 @@ function listFiles(dir, out = []) {
   return out;
 }
 
-/** A fingerprint of the build's inputs: path, size and modification time of each. */
-function fingerprint() {
-  const files = [...listFiles(srcDir), join(root, 'tsconfig.json'), fileURLToPath(import.meta.url)].sort();
+/**
+ * A fingerprint of the build's inputs: path, size and modification time of each file under src/,
+ * of the files outside src/ and node_modules/ that the last build read (`extra`), of tsconfig.json
+ * and this script, and the Node version (the build's target).
+ */
+function fingerprint(extra) {
+  const files = [...new Set([...listFiles(srcDir), ...extra.map((f) => join(root, f)), join(root, 'tsconfig.json'), fileURLToPath(import.meta.url)])].sort();
   const h = createHash('sha256');
   h.update(`${process.version}\n`);
   for (const f of files) {
@@ -59,12 +66,19 @@ function fingerprint() {
   return h.digest('hex');
 }
 
-function upToDate(print) {
+function readStamp() {
   try {
-    const stamp = JSON.parse(readFileSync(stampFile, 'utf8'));
-    return stamp.fingerprint === print && existsSync(join(outDir, 'main.js'));
+    return JSON.parse(readFileSync(stampFile, 'utf8'));
   } catch {
-    return false;
+    return undefined;
+  }
+}
+
+function upToDate(stamp) {
+  try {
+    return stamp !== undefined && stamp.fingerprint === fingerprint(stamp.extra) && existsSync(join(outDir, 'main.js'));
+  } catch {
+    return false; // an input removed
   }
 }
 
@@ -141,48 +155,58 @@ function mayBeRunning() {
   return false;
 }
 
-async function build(print) {
+/**
+ * Builds; the stamp gets the fingerprint taken before the build (a file saved during the build
+ * makes the next start build again), over the previous build's list of files outside src/.
+ */
+async function build(previousExtra) {
+  const before = fingerprint(previousExtra);
   const tsxRequire = createRequire(createRequire(import.meta.url).resolve('tsx/package.json'));
   const esbuild = tsxRequire('esbuild');
-  const tmp = join(outDir, `.tmp-${process.pid}`);
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  try {
-    const result = await esbuild.build({
-      absWorkingDir: root,
-      entryPoints: { main: entry },
-      outdir: tmp,
-      bundle: true,
-      splitting: true,
-      format: 'esm',
-      platform: 'node',
-      target: `node${process.versions.node.split('.')[0]}`,
-      packages: 'external',
-      tsconfig: join(root, 'tsconfig.json'),
-      chunkNames: 'chunk-[hash]',
-      sourcemap: 'linked',
-      metafile: true,
-      logLevel: 'warning',
-      plugins: [sourceLayout()],
-    });
-    const outputs = Object.keys(result.metafile.outputs).map((p) => posix(relative(tmp, join(root, p))));
-    // Chunks first, main.js last, each renamed into place: a process starting meanwhile reads the old
-    // main.js with its old chunks or the new one with its new chunks.
-    for (const f of outputs.filter((f) => !f.startsWith('main.'))) renameSync(join(tmp, f), join(outDir, f));
-    for (const f of outputs.filter((f) => f.startsWith('main.'))) renameSync(join(tmp, f), join(outDir, f));
-    writeFileSync(stampFile, `${JSON.stringify({ fingerprint: print, outputs }, null, 1)}\n`);
-    if (!mayBeRunning()) {
-      for (const f of readdirSync(outDir)) if (/^chunk-/.test(f) && !outputs.includes(f)) rmSync(join(outDir, f), { force: true });
-    }
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
+  const result = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: { main: entry },
+    outdir: outDir,
+    write: false,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: `node${process.versions.node.split('.')[0]}`,
+    packages: 'external',
+    tsconfig: join(root, 'tsconfig.json'),
+    chunkNames: 'chunk-[hash]',
+    sourcemap: 'linked',
+    keepNames: true,
+    metafile: true,
+    logLevel: 'warning',
+    plugins: [sourceLayout()],
+  });
+  // Each file written beside its place and renamed into it, chunks first and main.js last: a process
+  // starting meanwhile reads the old main.js with its old chunks or the new one with its new chunks.
+  const files = result.outputFiles.map((f) => ({ name: posix(relative(outDir, f.path)), contents: f.contents }));
+  const ordered = [...files.filter((f) => !f.name.startsWith('main.')), ...files.filter((f) => f.name.startsWith('main.'))];
+  for (const f of ordered) {
+    const tmp = join(outDir, `.${f.name}.${process.pid}.tmp`);
+    writeFileSync(tmp, f.contents);
+    renameSync(tmp, join(outDir, f.name));
+  }
+  const outputs = files.map((f) => f.name);
+  const extra = Object.keys(result.metafile.inputs)
+    .filter((p) => !p.includes(':') && !p.startsWith('src/') && !p.includes('node_modules/'))
+    .sort();
+  // A changed list of files outside src/: the fingerprint did not cover them; the next start builds again.
+  const same = extra.join('\n') === previousExtra.join('\n');
+  writeFileSync(stampFile, `${JSON.stringify({ fingerprint: same ? before : 'inputs changed', extra, outputs }, null, 1)}\n`);
+  if (!mayBeRunning()) {
+    for (const f of readdirSync(outDir)) if (/^chunk-/.test(f) && !outputs.includes(f)) rmSync(join(outDir, f), { force: true });
   }
 }
 
-const print = fingerprint();
-if (process.argv.includes('--force') || !upToDate(print)) {
+const stamp = readStamp();
+if (process.argv.includes('--force') || !upToDate(stamp)) {
   mkdirSync(outDir, { recursive: true });
   const t0 = performance.now();
-  await build(print);
+  await build(stamp?.extra ?? []);
   if (process.argv.includes('--verbose')) process.stderr.write(`built dist/ in ${Math.round(performance.now() - t0)} ms\n`);
 }
