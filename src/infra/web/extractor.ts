@@ -106,7 +106,10 @@ export function createExtractor(opts: ExtractorOptions = {}): Extractor {
       dropWorker(`Page text extraction took longer than ${timeoutMs} ms.`);
       pump();
     }, timeoutMs);
-    w.postMessage({ id: job.id, body: new Uint8Array(job.body), contentType: job.contentType, url: job.url });
+    // The page's bytes copied once into a buffer of their own, which the thread then takes over
+    // (transferred, not copied a second time by the message).
+    const body = new Uint8Array(job.body);
+    w.postMessage({ id: job.id, body, contentType: job.contentType, url: job.url }, [body.buffer]);
   }
 
   return {

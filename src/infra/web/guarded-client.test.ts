@@ -225,6 +225,23 @@ describe('SSRF with the loopback allowance off', () => {
     await c.close();
   });
 
+  test('resolve: the host of a checked URL resolved with every answer checked, as validatePublicUrl does', async () => {
+    const answers: Record<string, string[]> = { 'ok.example.com': ['93.184.216.34'], 'mixed.example.com': ['93.184.216.34', '10.0.0.5'], 'meta.example.com': ['169.254.169.254'] };
+    const resolver: Resolver = async (host) => {
+      if (!answers[host]) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+      return answers[host].map((address) => ({ address, family: 4 as const }));
+    };
+    const c = createGuardedClient({ allowLoopback: false, resolver });
+    await expect(c.resolve(c.checkUrl('https://ok.example.com/a'))).resolves.toBeUndefined();
+    await expect(c.resolve(c.checkUrl('https://mixed.example.com/a'))).rejects.toMatchObject({ code: 'BROWSE_URL_BLOCKED', reason: 'address_not_allowed' });
+    await expect(c.resolve(c.checkUrl('https://meta.example.com/a'))).rejects.toMatchObject({ code: 'BROWSE_URL_BLOCKED', reason: 'address_not_allowed' });
+    await expect(c.resolve(c.checkUrl('https://gone.example.com/a'))).rejects.toMatchObject({ code: 'BROWSE_PROVIDER_ERROR', reason: 'dns_failure' });
+    // A URL object that never went through checkUrl is still judged by its host.
+    await expect(c.resolve(new URL('http://localhost/'))).rejects.toMatchObject({ code: 'BROWSE_URL_BLOCKED', reason: 'host_not_allowed' });
+    await expect(c.resolve(new URL('http://127.0.0.1/'))).rejects.toMatchObject({ code: 'BROWSE_URL_BLOCKED' });
+    await c.close();
+  });
+
   test('a redirect to a name that rebinds to loopback at connect is a refused redirect (redirect_blocked)', async () => {
     const hop = await startWebServer({ host: '127.0.0.2', routes: { '/go': redirect(`http://rebind2.example.com:${secret.port}/secret`) } });
     const resolver: Resolver = async (host) => (host === 'rebind2.example.com' ? [{ address: '127.0.0.1', family: 4 }] : [{ address: host, family: 4 }]);

@@ -61,6 +61,11 @@ export interface GuardedClient {
   checkUrl(url: unknown, opts?: { httpsOnly?: boolean }): URL;
   /** checkUrl plus resolution with every address checked. */
   validatePublicUrl(url: unknown, opts?: { httpsOnly?: boolean }): Promise<URL>;
+  /**
+   * The resolution half of validatePublicUrl for a URL checkUrl returned (browse holds one already;
+   * parsing and checking its text again would change nothing): the host resolved and every address checked.
+   */
+  resolve(url: URL): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -282,6 +287,9 @@ export function createGuardedClient(opts: GuardedClientOptions): GuardedClient {
       const url = checkUrl(u, { ...policy, httpsOnly: o?.httpsOnly });
       await resolveAllowed(url.hostname, policy, resolver);
       return url;
+    },
+    async resolve(url) {
+      await resolveAllowed(url.hostname, policy, resolver);
     },
     close: () => agent.close(),
   };

@@ -14,6 +14,7 @@ function fixedRobots(body: string): GuardedClient {
     fetch: async (url) => ({ status: 200, headers: {}, finalUrl: url, body: Buffer.from(body), contentType: 'text/plain', redirects: 0, truncated: false }),
     checkUrl: (u) => new URL(String(u)),
     validatePublicUrl: async (u) => new URL(String(u)),
+    resolve: async () => {},
     close: async () => {},
   };
 }

@@ -15,6 +15,7 @@ function fixed(body: Buffer): GuardedClient {
     fetch: async (url) => ({ status: 200, headers: {}, finalUrl: url, body, contentType: 'text/plain', redirects: 0, truncated: false }),
     checkUrl: (u) => new URL(String(u)),
     validatePublicUrl: async (u) => new URL(String(u)),
+    resolve: async () => {},
     close: async () => {},
   };
 }
@@ -22,7 +23,13 @@ function fixed(body: Buffer): GuardedClient {
 async function allowed(robots: string | Buffer, token: string, path: string): Promise<boolean> {
   const body = typeof robots === 'string' ? Buffer.from(robots, 'utf8') : robots;
   const policy = createRobotsPolicy({ client: fixed(body), clock: new ManualClock(), ttlMs: 1000, errorTtlMs: 1000, token });
-  return (await policy.decide(`http://robots.test${path}`)) === 'allowed';
+  const byText = (await policy.decide(`http://robots.test${path}`)) === 'allowed';
+  // A URL object (browse passes the one it checked) is decided alike and left as it was.
+  const url = new URL(`http://robots.test${path}`);
+  const href = url.href;
+  expect((await policy.decide(url)) === 'allowed').toBe(byText);
+  expect(url.href).toBe(href);
+  return byText;
 }
 
 /** RFC 9309 section 5.1, the simple example, verbatim. */

@@ -225,9 +225,9 @@ export interface RobotsPolicy {
    * Whether `svc-browse` may fetch this URL. Never throws for network trouble (that disallows);
    * throws the guarded client's BROWSE_URL_BLOCKED when the origin's own address is refused.
    */
-  isAllowed(url: string): Promise<boolean>;
+  isAllowed(url: string | URL): Promise<boolean>;
   /** isAllowed, with why: 'disallowed' by a rule, or 'unreachable' (robots.txt answered 5xx or could not be fetched). */
-  decide(url: string): Promise<RobotsDecision>;
+  decide(url: string | URL): Promise<RobotsDecision>;
   /** Forgets every cached robots.txt. */
   clear(): void;
 }
@@ -288,11 +288,15 @@ export function createRobotsPolicy(opts: RobotsOptions): RobotsPolicy {
     return p;
   }
 
-  async function decide(input: string): Promise<RobotsDecision> {
-    const url = new URL(input);
-    url.hash = '';
-    url.pathname = decodeUnreserved(url.pathname);
-    url.search = decodeUnreserved(url.search);
+  async function decide(input: string | URL): Promise<RobotsDecision> {
+    let url = typeof input === 'string' ? new URL(input) : input;
+    // Escapes of unreserved characters decoded through the URL's own setters (which also resolve a
+    // decoded `.` segment), on a copy: a caller's URL is never changed. Without a `%` nothing changes.
+    if (url.pathname.includes('%') || url.search.includes('%')) {
+      url = new URL(url.href);
+      url.pathname = decodeUnreserved(url.pathname);
+      url.search = decodeUnreserved(url.search);
+    }
     const verdict = await verdictFor(url.origin);
     if (verdict.kind === 'blocked') throw verdict.error;
     if (verdict.kind === 'allow-all') return 'allowed';

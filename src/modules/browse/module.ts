@@ -42,7 +42,7 @@ export function createBrowseModule(deps: BrowseModuleDeps) {
     clock,
     fetcher: {
       checkUrl: (url) => client.checkUrl(url),
-      validatePublicUrl: (url) => client.validatePublicUrl(url),
+      resolve: (url) => client.resolve(url),
       fetch: (url, opts) => client.fetch(url, opts),
     },
     robots,

@@ -13,15 +13,15 @@ export type BrowseMode = 'static' | 'dynamic';
 export interface PageFetcher {
   /** INVALID_URL / BROWSE_URL_BLOCKED from the URL alone (WebError). */
   checkUrl(url: unknown): URL;
-  /** checkUrl plus name resolution with every answer checked. */
-  validatePublicUrl(url: unknown): Promise<URL>;
+  /** Name resolution of a URL checkUrl returned, every answer checked (BROWSE_URL_BLOCKED / dns_failure). */
+  resolve(url: URL): Promise<void>;
   /** `checkRedirect` sees each redirect target before it is requested; a WebError it throws ends the fetch. */
   fetch(url: string, opts?: { checkRedirect?: (next: URL) => Promise<void> }): Promise<{ status: number; finalUrl: string; body: Buffer; contentType: string }>;
 }
 
 export interface RobotsCheck {
   /** 'disallowed' by a rule of the site's robots.txt; 'unreachable' when it answered 5xx or could not be fetched (RFC 9309: then nothing is allowed). */
-  decide(url: string): Promise<'allowed' | 'disallowed' | 'unreachable'>;
+  decide(url: string | URL): Promise<'allowed' | 'disallowed' | 'unreachable'>;
 }
 
 export interface PageExtractor {

@@ -84,7 +84,7 @@ export function createBrowseService(deps: BrowseServiceDeps) {
    * against its own site's robots.txt.
    */
   async function robotsGate(target: URL, asked?: string) {
-    const decision = await deps.robots.decide(target.href);
+    const decision = await deps.robots.decide(target);
     if (decision === 'allowed') return;
     const site = asked === undefined || asked === target.href ? 'this site' : target.host;
     const why = decision === 'unreachable'
@@ -121,13 +121,15 @@ export function createBrowseService(deps: BrowseServiceDeps) {
           throw new ApiError(503, 'BROWSE_PROVIDER_UNCONFIGURED', 'Dynamic browse is not available on this host (no Chromium: the operator installs one or sets SVC_CHROMIUM_PATH); use mode static');
         }
       }
-      const url = (await web(() => deps.fetcher.validatePublicUrl(checked.href))).href;
+      // The URL is parsed and checked once; the guarded client checks it again when it connects.
+      await web(() => deps.fetcher.resolve(checked));
+      const url = checked.href;
       // Refuse before fetching when the agent could not pay; the charge itself commits with the log row
       // (one transaction), so a failed fetch is never charged and a charged browse is always logged.
       // The credit check runs while robots.txt is read; a robots refusal still comes first.
       const canPay = deps.meter.check(caller.agentId, caller.tier, mode);
       canPay.catch(() => {});
-      await web(() => robotsGate(new URL(url)));
+      await web(() => robotsGate(checked));
       await canPay;
       const page = await web(() => fetchPage(mode, url));
       const row: BrowseRow = {
