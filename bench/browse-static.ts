@@ -21,6 +21,13 @@
  * the last byte of its answer written (a `request` listener and the response's `finish`; no change
  * to svc), i.e. svc's time without the client's side of the HTTP exchange; the relay's likewise.
  *
+ * CPU per call, also in the same rounds: the main thread's (Linux: /proc/self/task/<pid>/schedstat,
+ * nanoseconds; svc, the relay, the direct path's fetch and every client side share that thread) and
+ * the whole process's (process.cpuUsage: extraction threads, V8's helper threads, the WAL flush in libuv's pool).
+ * Unlike wall time it does not grow when other work on the machine holds the cores, so svc's main
+ * thread minus the relay's is svc's own work on the event loop however loaded the machine is. (The
+ * all-threads figure is rougher: svc's WAL flush and V8's collector may finish during the next call.)
+ *
  * Steady state, not a cold start: WARM rounds (default 300) of both paths run before the ROUNDS
  * (default 200) that are timed. With only a few warm-up calls the timed rounds measured V8 still
  * compiling svc's longer path and SQLite's WAL file still growing (a commit that extends the file
@@ -30,7 +37,7 @@
  */
 import Fastify from 'fastify';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fetch as undiciFetch, request as undiciRequest } from 'undici';
 import { systemClock } from '../src/lib/clock';
@@ -105,6 +112,15 @@ function serverTimes(server: Server, path: string): number[] {
   });
   return xs;
 }
+/** The main thread's CPU time so far (ms); NaN where /proc has no schedstat (not Linux). */
+const schedstatPath = `/proc/${process.pid}/task/${process.pid}/schedstat`;
+const schedstat = existsSync(schedstatPath);
+/** [main thread, all threads] CPU ms so far. */
+function cpuNow(): [number, number] {
+  const all = process.cpuUsage();
+  const main = schedstat ? Number(readFileSync(schedstatPath, 'utf8').split(' ')[0]) / 1e6 : Number.NaN;
+  return [main, (all.user + all.system) / 1000];
+}
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 try {
   const { apiKey, agentId } = await registerAgent(svc.url);
@@ -133,15 +149,20 @@ try {
   const orders: Path[][] = [['svc', 'direct', 'relay'], ['direct', 'relay', 'svc'], ['relay', 'svc', 'direct']];
   const rounds = async (n: number) => {
     const t: Record<Path, number[]> = { svc: [], direct: [], relay: [] };
+    const cpu: Record<Path, { main: number; all: number }> = { svc: { main: 0, all: 0 }, direct: { main: 0, all: 0 }, relay: { main: 0, all: 0 } };
     for (let i = 0; i < n; i++) {
       const url = `${site.url}/${pages[i % pages.length].file}`;
       for (const which of orders[Math.floor(i / pages.length) % orders.length]) {
+        const c0 = cpuNow();
         const s = performance.now();
         await paths[which](url);
         t[which].push(performance.now() - s);
+        const c1 = cpuNow();
+        cpu[which].main += c1[0] - c0[0];
+        cpu[which].all += c1[1] - c0[1];
       }
     }
-    return t;
+    return { ...t, cpu };
   };
   // Warm-up, the same for both paths: both extraction threads, svc's robots cache, the JIT, and
   // SQLite's WAL file grown to its working size (at least one checkpoint: ~1,000 pages).
@@ -161,6 +182,11 @@ try {
   console.log(`  ratio (median) ${(ms.svc / ms.direct).toFixed(2)}x, ratio (mean) ${(sum(t.svc) / sum(t.direct)).toFixed(2)}x`);
   console.log(`  svc's own time (request handed to svc → last byte of the answer written; no client side of the hop): median ${server.svc.toFixed(1)} ms, ratio ${(server.svc / ms.direct).toFixed(2)}x (the relay's own ${server.relay.toFixed(1)} ms, ${(server.relay / ms.direct).toFixed(2)}x)`);
   console.log(`  ceiling: bare relay route (fetch + extraction behind one HTTP hop): median ${ms.relay.toFixed(1)} ms, ratio ${(ms.relay / ms.direct).toFixed(2)}x; svc ÷ relay ${(ms.svc / ms.relay).toFixed(2)}x`);
+  {
+    const per = (p: Path, k: 'main' | 'all') => t.cpu[p][k] / ROUNDS;
+    if (schedstat) console.log(`  CPU per call, main thread: direct ${per('direct', 'main').toFixed(2)} ms, relay ${per('relay', 'main').toFixed(2)} ms, svc ${per('svc', 'main').toFixed(2)} ms (svc's own work: svc − relay ${(per('svc', 'main') - per('relay', 'main')).toFixed(2)} ms; one HTTP hop: relay − direct ${(per('relay', 'main') - per('direct', 'main')).toFixed(2)} ms)`);
+    console.log(`  CPU per call, all threads: direct ${per('direct', 'all').toFixed(2)} ms, relay ${per('relay', 'all').toFixed(2)} ms, svc ${per('svc', 'all').toFixed(2)} ms`);
+  }
 } finally {
   await extractor.close();
   await relayExtractor.close();
