@@ -4,10 +4,11 @@
  * list with one similarity in 0..1. Design, calibration and measurements: docs/memory.md, "Hybrid
  * search".
  *
- * A search never waits on the embedding backlog: it embeds the query and, at query priority, at
- * most CATCH_UP_ITEMS of the owner's newest pending items within CATCH_UP_BUDGET_MS (read-your-writes
- * by meaning when the backlog is small); everything else pending is still found by its words, and
- * `pending` tells the caller how many items are not yet searchable by meaning.
+ * A search never waits on the embedding backlog: it embeds the query and, when the owner has at most
+ * CATCH_UP_ITEMS pending items (writes made just before it), embeds those at query priority within
+ * CATCH_UP_BUDGET_MS (read-your-writes by meaning when the backlog is small). A larger backlog is
+ * left to the background loop: those items are found by their words at once, and `pending` tells
+ * the caller how many are not yet searchable by meaning.
  *
  * Fusion (per item; a long item's vector score is its best chunk's):
  *   v = (1 + cosine) / 2                      the vector half, 0..1 (0.5 when the item has no vector yet)
@@ -80,11 +81,17 @@ export async function prepareHybrid(deps: HybridDeps, collection: string, ownerI
   const { embedder, index, indexer, lexical } = deps;
   const useVectors = mode !== 'lexical' && embedder && index;
   const queryVector = useVectors ? embedder.embed([query], { priority: 'query' }).then((v) => v[0]!) : Promise.resolve(undefined);
+  queryVector.catch(() => undefined); // awaited below; a failure must not surface as unhandled meanwhile
+  let pending = useVectors && indexer ? await indexer.pending(collection, ownerId) : 0;
+  // A few pending items (a write just before this search): embedded now, waited for within the budget.
+  // A backlog larger than that cannot be caught up within a search: it is left to the background
+  // loop, and the answer says how much is not yet searchable by meaning.
+  const catchUp = pending > 0 && pending <= CATCH_UP_ITEMS && indexer;
   const [vector] = await Promise.all([
     queryVector,
-    useVectors && indexer ? indexer.catchUp(collection, ownerId, CATCH_UP_ITEMS, deps.catchUpMs ?? CATCH_UP_BUDGET_MS, queryVector).catch(() => undefined) : undefined,
+    catchUp ? indexer.catchUp(collection, ownerId, CATCH_UP_ITEMS, deps.catchUpMs ?? CATCH_UP_BUDGET_MS, queryVector).catch(() => undefined) : undefined,
   ]);
-  const pending = useVectors && indexer ? await indexer.pending(collection, ownerId) : 0;
+  if (catchUp) pending = await indexer.pending(collection, ownerId);
 
   async function ranked(k: number): Promise<HybridHit[]> {
     const depth = Math.min(500, Math.max(50, k * 4));
