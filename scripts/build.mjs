@@ -207,6 +207,12 @@ const stamp = readStamp();
 if (process.argv.includes('--force') || !upToDate(stamp)) {
   mkdirSync(outDir, { recursive: true });
   const t0 = performance.now();
-  await build(stamp?.extra ?? []);
+  try {
+    await build(stamp?.extra ?? []);
+  } catch (e) {
+    // esbuild has printed the errors with their places; the stack of its summary adds nothing.
+    process.stderr.write(`svc cannot start: building src/ into dist/ failed${e?.errors ? '' : `: ${e?.stack ?? e}`}\n`);
+    process.exit(1);
+  }
   if (process.argv.includes('--verbose')) process.stderr.write(`built dist/ in ${Math.round(performance.now() - t0)} ms\n`);
 }
