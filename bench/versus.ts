@@ -1,8 +1,11 @@
 /**
  * The same requests against this checkout and an older one, both in this process, in the same run:
- * authenticated GET /v1/me and GET /v1/memory/{key} (req/s over loopback, autocannon), rounds with
- * the order rotated, the median of the per-round ratios new ÷ old. For a change that should cost
- * nothing on the hot paths (response schemas and their compiled serialisers: target ≥ 100 %).
+ * authenticated GET /v1/me, GET /v1/memory/{key} and durable PUT /v1/memory/{key} (5,000 keys of
+ * note-like text, cycled; the agent on an uncapped tier) (req/s over loopback, autocannon), rounds
+ * with the order rotated, the median of the per-round ratios new ÷ old. For a change that should
+ * cost nothing on the hot paths (response schemas and their compiled serialisers: target ≥ 100 %),
+ * or little on writes (the lexical index written in each PUT's transaction: target ≥ 90 %). Both
+ * run the local embedder's outbox writes; its background loop does not run during the rounds.
  *
  *   git worktree add /tmp/svc-base <commit> && ln -s "$PWD/node_modules" /tmp/svc-base/node_modules
  *   BASE=/tmp/svc-base npx tsx bench/versus.ts     # ROUNDS (default 5), SECONDS (default 5)
@@ -10,24 +13,27 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { drive, interleaved, median, percent, registerAgent, type Measured } from './harness';
+import type { Kysely } from 'kysely';
+import { drive, interleaved, median, percent, putRequests, registerAgent, type Measured } from './harness';
 
 const BASE = process.env.BASE;
 if (!BASE) throw new Error('BASE=<path of the older checkout> is required');
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SECONDS = Number(process.env.SECONDS ?? 5);
 
-type Started = { label: string; url: string; close(): Promise<void> };
+type Started = { label: string; url: string; db: Kysely<{ agents: { agent_id: string; tier: string } }>; close(): Promise<void> };
 
 async function start(root: string, label: string): Promise<Started> {
   const { buildApp } = (await import(join(root, 'src/app.ts'))) as typeof import('../src/app');
   const { loadConfig } = (await import(join(root, 'src/config.ts'))) as typeof import('../src/config');
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-versus-'));
-  const config = loadConfig({ SVC_DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', SVC_MEMORY_RATE_PER_MINUTE: '0', SVC_METERING_ENABLED: 'false' });
+  const config = loadConfig({
+    SVC_DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', SVC_MEMORY_RATE_PER_MINUTE: '0', SVC_METERING_ENABLED: 'false', SVC_MEMORY_INDEX_INTERVAL_MS: '600000',
+  });
   const svc = await buildApp({ config, logger: false });
   const url = await svc.app.listen({ host: '127.0.0.1', port: 0 });
   return {
-    label, url,
+    label, url, db: svc.database.db as unknown as Kysely<{ agents: { agent_id: string; tier: string } }>,
     async close() {
       await svc.app.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -39,7 +45,8 @@ const checkouts = [await start(resolve(BASE), 'old'), await start(resolve('.'), 
 try {
   const subjects: (() => Promise<Measured>)[] = [];
   for (const c of checkouts) {
-    const { apiKey } = await registerAgent(c.url, `versus-${c.label}`);
+    const { apiKey, agentId } = await registerAgent(c.url, `versus-${c.label}`);
+    await c.db.updateTable('agents').set({ tier: 'pro' }).where('agent_id', '=', agentId).execute();
     const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
     const put = await fetch(`${c.url}/v1/memory/profile.settings`, {
       method: 'PUT', headers, body: JSON.stringify({ value: { theme: 'dark', locale: 'pt-PT', notes: ['a', 'b', 'c'], limits: { daily: 20 } }, importance: 'high' }),
@@ -50,11 +57,16 @@ try {
       await drive('warm-up', { ...opts, duration: 2 });
       subjects.push(() => drive(`${name} ${c.label}`, opts));
     }
+    const requests = putRequests('notes.n', 5000, (i) => ({ text: `Deploy of billing-api ${i} moved to Thursday after the ${i % 7 ? 'load' : 'smoke'} test on host web-${i % 13}`, seq: i }));
+    const opts = { url: c.url, headers, requests, duration: SECONDS };
+    await drive('warm-up', { ...opts, duration: 2 });
+    subjects.push(() => drive(`PUT /v1/memory/{key} ${c.label}`, opts));
   }
+  const per = subjects.length / checkouts.length;
   const rounds = await interleaved(subjects, ROUNDS);
-  for (const r of rounds[0]!.map((_, i) => i).slice(0, 2)) {
+  for (const r of rounds[0]!.map((_, i) => i).slice(0, per)) {
     const old = r;
-    const neu = r + 2;
+    const neu = r + per;
     const ratios = rounds.map((row) => row[neu]!.requestsPerSecond / row[old]!.requestsPerSecond).sort((a, b) => a - b);
     const name = rounds[0]![old]!.name.replace(/ old$/, '');
     const oldRps = median(rounds.map((row) => row[old]!.requestsPerSecond));

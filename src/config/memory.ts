@@ -17,9 +17,9 @@ export const memorySettings = group('Memory', {
     'Expired entries read as absent at once, whatever this interval. 0 disables the background sweeper.',
     { min: 0, max: 86_400 }),
   searchEmbedWaitMs: int('SVC_SEARCH_EMBED_WAIT_MS', 150,
-    'How long a memory, commons or blob search waits, once its query is embedded, for the searcher\'s pending items when there ' +
-    'are at most 8 (writes made just before it; embedded ahead of the background backlog) so they are found by meaning too. With more ' +
-    'pending a search does not wait: pending items are found by their words, and the answer\'s pending_embeddings counts those not yet searchable by meaning.',
+    'How long a memory, commons or blob search waits, once its query is embedded, for the searcher\'s 8 newest pending items ' +
+    '(embedded ahead of the background backlog) so they are found by meaning too; only when the searcher has at most 100 pending (writes made just before it). ' +
+    'With more pending (a bulk load) a search does not wait: pending items are found by their words, and the answer\'s pending_embeddings counts those not yet searchable by meaning.',
     { min: 0, max: 600_000 }),
   memoryIndexIntervalMs: int('SVC_MEMORY_INDEX_INTERVAL_MS', 200,
     'How often the background indexer looks for memory, commons and blob-chunk writes waiting in the outbox (it keeps going without a pause while any wait). ' +

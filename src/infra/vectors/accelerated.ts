@@ -1,6 +1,7 @@
 /**
- * A VectorIndex over `vector_items` plus an optional accelerator (sqlite-vec or pgvector) that
- * mirrors each row by id in a per-dimension table partitioned by (collection, owner, model).
+ * A VectorIndex over `vector_items` plus an optional accelerator that mirrors each row by id,
+ * partitioned by (collection, owner, model): resident codes in this process (SQLite) or a
+ * per-dimension pgvector table (PostgreSQL).
  * Without an accelerator, queries scan the owner's vectors exactly in this process.
  */
 import type { Kysely } from 'kysely';
@@ -10,9 +11,10 @@ import { countStale, deleteItems, idsOf, scanItems, topK, upsertItem } from './i
 import { partitionOf, type Queryable, type VectorHit, type VectorIndex, type VectorQuery, type VectorRecord } from './types';
 
 export interface Accelerator {
-  readonly kind: 'sqlite-vec' | 'pgvector';
+  readonly kind: 'resident' | 'pgvector';
   put(q: Queryable, id: number, partition: string, vector: Float32Array): Promise<void>;
-  drop(q: Queryable, ids: number[]): Promise<void>;
+  /** Row ids of vectors of one owner's collection, about to be deleted. */
+  drop(q: Queryable, ids: number[], collection: string, ownerId: string): Promise<void>;
   knn(q: Queryable, partition: string, vector: Float32Array, limit: number): Promise<VectorHit[]>;
 }
 
@@ -47,7 +49,7 @@ export class AcceleratedVectorIndex implements VectorIndex {
     if (itemIds.length === 0) return Promise.resolve();
     return this.within(q, async (trx) => {
       const ids = await idsOf(trx, collection, ownerId, itemIds);
-      if (this.acc) await this.acc.drop(trx, ids);
+      if (this.acc) await this.acc.drop(trx, ids, collection, ownerId);
       await deleteItems(trx, ids);
     });
   }

@@ -5,10 +5,10 @@
  * search".
  *
  * A search never waits on the embedding backlog: it embeds the query and, when the owner has at most
- * CATCH_UP_ITEMS pending items (writes made just before it), embeds those at query priority within
- * CATCH_UP_BUDGET_MS (read-your-writes by meaning when the backlog is small). A larger backlog is
- * left to the background loop: those items are found by their words at once, and `pending` tells
- * the caller how many are not yet searchable by meaning.
+ * CATCH_UP_BACKLOG pending items, the CATCH_UP_ITEMS newest of them (writes made just before it) at
+ * query priority within CATCH_UP_BUDGET_MS (read-your-writes by meaning when the backlog is small).
+ * A larger backlog (a bulk load) is left to the background loop: those items are found by their
+ * words at once, and `pending` tells the caller how many are not yet searchable by meaning.
  *
  * Fusion (per item; a long item's vector score is its best chunk's):
  *   v = (1 + cosine) / 2                      the vector half, 0..1 (0.5 when the item has no vector yet)
@@ -26,6 +26,13 @@ import type { Database } from '../db/schema';
 /** Pending items of the searcher embedded before answering, at most, and the time allowed for it. */
 export const CATCH_UP_ITEMS = 8;
 export const CATCH_UP_BUDGET_MS = 150;
+/**
+ * Past this many pending items of the searcher (a bulk load being embedded) a search does not catch
+ * up at all: the newest few would not make it complete by meaning, and waiting for them behind the
+ * load's batches is what made such searches slow. Below it the background loop drains them within
+ * about a second anyway; the search embeds the newest few itself so a write just made is found at once.
+ */
+export const CATCH_UP_BACKLOG = 100;
 /**
  * Weight of the lexical half in the fusion. Measured on the judged collection of bench/retrieval
  * (nDCG@10 of memory and blob search at 430 and 2,130 documents, the same candidates fused): 0.8 is
@@ -83,10 +90,10 @@ export async function prepareHybrid(deps: HybridDeps, collection: string, ownerI
   const queryVector = useVectors ? embedder.embed([query], { priority: 'query' }).then((v) => v[0]!) : Promise.resolve(undefined);
   queryVector.catch(() => undefined); // awaited below; a failure must not surface as unhandled meanwhile
   let pending = useVectors && indexer ? await indexer.pending(collection, ownerId) : 0;
-  // A few pending items (a write just before this search): embedded now, waited for within the budget.
-  // A backlog larger than that cannot be caught up within a search: it is left to the background
-  // loop, and the answer says how much is not yet searchable by meaning.
-  const catchUp = pending > 0 && pending <= CATCH_UP_ITEMS && indexer;
+  // A small backlog (writes just before this search): its newest items embedded now, waited for
+  // within the budget. A bulk load is left to the background loop; the answer says how much is not
+  // yet searchable by meaning.
+  const catchUp = pending > 0 && pending <= CATCH_UP_BACKLOG && indexer;
   const [vector] = await Promise.all([
     queryVector,
     catchUp ? indexer.catchUp(collection, ownerId, CATCH_UP_ITEMS, deps.catchUpMs ?? CATCH_UP_BUDGET_MS, queryVector).catch(() => undefined) : undefined,
@@ -143,10 +150,13 @@ function reciprocalRanks(items: Set<string>, cos: Map<string, number>, match: Ma
 async function cosinesOf(db: Kysely<Database>, collection: string, ownerId: string, modelId: string, q: Float32Array, items: string[]) {
   const out = new Map<string, number>();
   if (items.length === 0) return out;
-  const rows = await db.selectFrom('vector_items').select(['item_id', 'embedding'])
-    .where('collection', '=', collection).where('owner_id', '=', ownerId).where('model_id', '=', modelId)
+  // The model is checked here, not in SQL: with it there SQLite's planner may take the
+  // (collection, owner, model) index and read every vector of the owner instead of these items'.
+  const rows = await db.selectFrom('vector_items').select(['item_id', 'model_id', 'embedding'])
+    .where('collection', '=', collection).where('owner_id', '=', ownerId)
     .where('item_id', 'in', items.flatMap(allChunkIds)).execute();
   for (const r of rows) {
+    if (r.model_id !== modelId) continue;
     const v = fromBytes(r.embedding);
     if (v.length !== q.length) continue;
     let dot = 0;

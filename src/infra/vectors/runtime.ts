@@ -34,7 +34,9 @@ export async function createVectorRuntime(opts: {
 }): Promise<VectorRuntime> {
   const { config, database, clock } = opts;
   const embedder = opts.embedder ?? createEmbedder(config.vectors);
-  const index = await createVectorIndex(database, clock, { onFallback: (why) => opts.log?.(`vector index: ${why}`) });
+  const index = await createVectorIndex(database, clock, {
+    residentBytes: config.vectors.vectorResidentMb * 2 ** 20, onFallback: (why) => opts.log?.(`vector index: ${why}`),
+  });
   const indexer = embedder
     ? createVectorIndexer({
         db: database.db, index, embedder, clock, batchSize: config.vectors.embeddingsBatchSize,

@@ -35,7 +35,7 @@ export interface VectorHit {
  * in `vector_items` (the source of truth); `kind` says what answers queries.
  */
 export interface VectorIndex {
-  readonly kind: 'sqlite-vec' | 'pgvector' | 'exact';
+  readonly kind: 'resident' | 'pgvector' | 'exact';
   /** Inside the caller's transaction when `q` is one. Returns how many records were stored (newer ones win). */
   upsert(records: VectorRecord[], q?: Queryable): Promise<number>;
   remove(collection: string, ownerId: string, itemIds: string[], q?: Queryable): Promise<void>;

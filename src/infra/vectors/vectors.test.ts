@@ -6,7 +6,7 @@ import { migrateToLatest } from '../db/migrate';
 import { normaliseInPlace } from '../embeddings';
 import { createVectorIndex, type VectorIndex } from '.';
 
-/** The same contract on every implementation: sqlite-vec, exact on SQLite, pgvector (PGlite), exact on PostgreSQL. */
+/** The same contract on every implementation: resident codes and exact on SQLite, pgvector (PGlite), exact on PostgreSQL. */
 const clock = new ManualClock();
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -47,7 +47,7 @@ const rec = (owner: string, item: string, seed: number, model = 'm1', version = 
 
 const PG_SERVER = process.env.SVC_TEST_PG_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const cases: [string, () => Promise<VectorIndex>, string][] = [
-  ['sqlite-vec', async () => createVectorIndex(await open('sqlite'), clock), 'sqlite-vec'],
+  ['resident codes on SQLite', async () => createVectorIndex(await open('sqlite'), clock), 'resident'],
   ['exact scan on SQLite', async () => createVectorIndex(await open('sqlite'), clock, { mode: 'exact' }), 'exact'],
   ['pgvector on PGlite', async () => createVectorIndex(await open('postgres'), clock), 'pgvector'],
 ];
@@ -106,14 +106,3 @@ describe.each(cases)('%s', (_name, make, kind) => {
   });
 });
 
-test('sqlite-vec picks up vectors stored before its table existed (stored by the exact scan)', async () => {
-  const h = await open('sqlite');
-  const exact = await createVectorIndex(h, clock, { mode: 'exact' });
-  await exact.upsert(Array.from({ length: 30 }, (_, i) => rec('dan', `d${i}`, i + 1)));
-  const fast = await createVectorIndex(h, clock);
-  expect(fast.kind).toBe('sqlite-vec');
-  await fast.upsert([rec('erin', 'e0', 999)]); // creates the table, which takes in the 30 older vectors
-  const hits = await fast.query({ collection: 'c', ownerId: 'dan', modelId: 'm1', vector: vec(7), limit: 3 });
-  expect(hits[0].itemId).toBe('d6');
-  expect(hits).toHaveLength(3);
-});

@@ -1,0 +1,300 @@
+/**
+ * Resident sign-code index (SQLite): a compact code of every vector of a partition (collection,
+ * owner, model) held in this process, scanned in full by each query to pick candidates, which are
+ * then re-ranked by exact cosine on their float32 vectors read from `vector_items` — returned
+ * scores are exact, and only candidates still stored under the query's partition count.
+ *
+ * The code of a vector v, in a partition with per-dimension mean μ and spread σ (both taken from a
+ * sample of it): the sign bits of r = v − μ (one bit per dimension, 64 bytes for 512-d) and one scale
+ * s = ‖r‖² / Σ|rᵢ|σᵢ. r is approximated along u = sign(r)∘σ, and q·r is estimated as s · q·u, which is
+ * exact when q = r. For a query q, q·v = q·μ + q·r and q·μ is the same for every vector of the
+ * partition, so vectors are ranked by that estimate. The query is not quantised (an asymmetric
+ * estimate, far closer to the true order than a Hamming distance between two sign codes), and q·u is
+ * read from per-byte tables of q∘σ built for the query: 64 table reads per 512-d vector, four per
+ * 32-bit word of the code. Centring matters: a text model's embeddings lie near one mean direction,
+ * so uncentred signs mostly repeat the mean's; σ weighs the dimensions that vary most.
+ *
+ * The codes are built from `vector_items` on a partition's first query (one pass over its rows) and
+ * kept in step by `put` (a stored or replaced vector, at once) and `drop`. A drop is only counted:
+ * a dropped or rolled-back vector is skipped when candidates are read back (the read checks the
+ * partition), and once drops reach a fifth of a partition it is rebuilt on its next query, as it is
+ * when it has doubled since its mean was taken from fewer than MEAN_SAMPLE vectors. A replacement
+ * rolled back keeps the newer code until the next rebuild: its candidates are still re-ranked
+ * exactly. SQLite is one process (docs/decisions.md), so this process sees every write. Partitions
+ * are evicted least recently queried first beyond `budgetBytes`; one that alone would not fit is
+ * searched by an exact scan.
+ */
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Accelerator } from './accelerated';
+import { topK } from './items';
+import { fromBytes, type Queryable, type VectorHit } from './types';
+
+/**
+ * Candidates re-ranked exactly: CANDIDATES_PER_RESULT per result wanted, at least MIN_CANDIDATES,
+ * and at least PARTITION_SHARE of the partition (the estimate's errors let more vectors overtake
+ * the true top 20 as a partition grows). Measured in bench/retrieval/vector-exactness.ts; docs/memory.md.
+ */
+export const MIN_CANDIDATES = 400;
+export const PARTITION_SHARE = 1 / 125;
+const CANDIDATES_PER_RESULT = 4;
+/** A partition is rebuilt once drops reach this share of it. */
+const DROPPED_SHARE = 0.2;
+/** The mean is taken from at most this many vectors; a partition whose mean came from fewer is rebuilt each time it doubles. */
+const MEAN_SAMPLE = 2048;
+
+class Partition {
+  /** 32-bit words per code: one bit per dimension. */
+  readonly words: number;
+  n = 0;
+  dropped = 0;
+  ids: Float64Array;
+  codes: Uint32Array;
+  scales: Float32Array;
+  private readonly slots = new Map<number, number>();
+
+  constructor(readonly dims: number, readonly mean: Float32Array, readonly spread: Float32Array, readonly sizeAtBuild: number, capacity: number) {
+    this.words = Math.ceil(dims / 32);
+    const cap = Math.max(16, capacity);
+    this.ids = new Float64Array(cap);
+    this.codes = new Uint32Array(cap * this.words);
+    this.scales = new Float32Array(cap);
+  }
+
+  get bytes(): number {
+    // typed arrays plus the id → slot map (about 40 bytes an entry)
+    return this.ids.byteLength + this.codes.byteLength + this.scales.byteLength + this.n * 40;
+  }
+
+  get stale(): boolean {
+    return this.dropped >= Math.max(1, this.n * DROPPED_SHARE)
+      || (this.sizeAtBuild < MEAN_SAMPLE && this.n > 2 * Math.max(this.sizeAtBuild, 8));
+  }
+
+  set(id: number, v: Float32Array): void {
+    if (v.length !== this.dims) return;
+    let slot = this.slots.get(id);
+    if (slot === undefined) {
+      if (this.n === this.scales.length) this.grow();
+      slot = this.n++;
+      this.slots.set(id, slot);
+      this.ids[slot] = id;
+    }
+    this.encode(slot, v);
+  }
+
+  private grow(): void {
+    const cap = this.scales.length * 2;
+    const ids = new Float64Array(cap);
+    ids.set(this.ids);
+    const codes = new Uint32Array(cap * this.words);
+    codes.set(this.codes);
+    const scales = new Float32Array(cap);
+    scales.set(this.scales);
+    this.ids = ids;
+    this.codes = codes;
+    this.scales = scales;
+  }
+
+  private encode(slot: number, v: Float32Array): void {
+    const { dims, mean, spread, codes, words } = this;
+    const at = slot * words;
+    codes.fill(0, at, at + words);
+    let sq = 0;
+    let along = 0; // r·u, u = sign(r)∘σ
+    for (let i = 0; i < dims; i++) {
+      const r = v[i]! - mean[i]!;
+      sq += r * r;
+      along += Math.abs(r) * spread[i]!;
+      if (r > 0) codes[at + (i >> 5)]! |= 1 << (i & 31);
+    }
+    this.scales[slot] = along > 0 ? sq / along : 0;
+  }
+
+  /** Row ids of the `count` vectors with the highest estimated q·(v − μ). */
+  candidates(q: Float32Array, count: number): number[] {
+    const { n, words, codes, scales, ids } = this;
+    if (n <= count) return Array.from(ids.subarray(0, n));
+    // table[j·256 + x] = Σ of q over the bits set in byte value x at byte j
+    const bytes = words * 4;
+    const table = new Float32Array(bytes * 256);
+    let total = 0;
+    for (let j = 0; j < bytes; j++) {
+      const base = j << 8;
+      for (let x = 1; x < 256; x++) {
+        const low = x & -x;
+        const d = (j << 3) + 31 - Math.clz32(low);
+        table[base + x] = table[base + (x ^ low)]! + (d < q.length ? q[d]! * this.spread[d]! : 0);
+      }
+      total += table[base + 255]!;
+    }
+    // estimate = scale · q·u = scale · (Σ_set qσ − Σ_unset qσ) = scale · (2·Σ_set qσ − total); kept in a min-heap of `count`
+    const heapScore = new Float64Array(count);
+    const heapSlot = new Int32Array(count);
+    let size = 0;
+    for (let s = 0; s < n; s++) {
+      let sum = 0;
+      const at = s * words;
+      // Byte k of word w holds dimensions 32w + 8k … 32w + 8k + 7: table row 4w + k.
+      for (let w = 0; w < words; w++) {
+        const c = codes[at + w]!;
+        const row = w << 10;
+        sum += table[row | (c & 255)]! + table[row | 256 | ((c >>> 8) & 255)]! + table[row | 512 | ((c >>> 16) & 255)]! + table[row | 768 | (c >>> 24)]!;
+      }
+      const est = scales[s]! * (2 * sum - total);
+      if (size < count) {
+        let i = size++;
+        while (i > 0) {
+          const p = (i - 1) >> 1;
+          if (heapScore[p]! <= est) break;
+          heapScore[i] = heapScore[p]!;
+          heapSlot[i] = heapSlot[p]!;
+          i = p;
+        }
+        heapScore[i] = est;
+        heapSlot[i] = s;
+      } else if (est > heapScore[0]!) {
+        let i = 0;
+        for (;;) {
+          const l = 2 * i + 1;
+          if (l >= count) break;
+          const c = l + 1 < count && heapScore[l + 1]! < heapScore[l]! ? l + 1 : l;
+          if (heapScore[c]! >= est) break;
+          heapScore[i] = heapScore[c]!;
+          heapSlot[i] = heapSlot[c]!;
+          i = c;
+        }
+        heapScore[i] = est;
+        heapSlot[i] = s;
+      }
+    }
+    const out = new Array<number>(size);
+    for (let i = 0; i < size; i++) out[i] = ids[heapSlot[i]!]!;
+    return out;
+  }
+}
+
+const topOf = (hits: VectorHit[], limit: number) =>
+  hits.sort((a, b) => b.cosine - a.cosine || (a.itemId < b.itemId ? -1 : 1)).slice(0, limit);
+
+export class ResidentAccelerator implements Accelerator {
+  readonly kind = 'resident' as const;
+  /** Loaded partitions, least recently queried first. */
+  private readonly parts = new Map<string, Partition>();
+  private statements?: Record<'sample' | 'scan' | 'scanItems' | 'read', BetterSqlite3.Statement>;
+  /** Partitions whose codes would not fit the budget: searched by exact scan. */
+  private readonly oversized = new Set<string>();
+
+  /** `candidates`: at least `min` re-ranked exactly and `share` of the partition (benchmarks vary them). */
+  constructor(
+    private readonly conn: BetterSqlite3.Database,
+    private readonly budgetBytes: number,
+    private readonly candidates = { min: MIN_CANDIDATES, share: PARTITION_SHARE },
+  ) {}
+
+  private get sql() {
+    const where = 'collection = ? and owner_id = ? and model_id = ?';
+    return this.statements ??= {
+      sample: this.conn.prepare(`select embedding from vector_items where ${where} limit ${MEAN_SAMPLE}`),
+      scan: this.conn.prepare(`select id, embedding from vector_items where ${where}`),
+      scanItems: this.conn.prepare(`select item_id, embedding from vector_items where ${where}`),
+      // CROSS JOIN keeps json_each outside: the planner cannot tell it is small and might scan the table instead.
+      read: this.conn.prepare(`select v.item_id, v.embedding from json_each(?) j cross join vector_items v on v.id = j.value
+        where v.collection = ? and v.owner_id = ? and v.model_id = ?`),
+    };
+  }
+
+  async put(_q: Queryable, id: number, partition: string, vector: Float32Array): Promise<void> {
+    this.parts.get(partition)?.set(id, vector);
+  }
+
+  async drop(_q: Queryable, ids: number[], collection: string, ownerId: string): Promise<void> {
+    if (ids.length === 0) return;
+    const prefix = `${collection}\u001f${ownerId}\u001f`;
+    for (const [key, p] of this.parts) if (key.startsWith(prefix)) p.dropped += ids.length;
+  }
+
+  async knn(_q: Queryable, partition: string, vector: Float32Array, limit: number): Promise<VectorHit[]> {
+    const [collection, owner, model] = partition.split('\u001f');
+    const part = this.partition(partition, vector.length);
+    if (!part) return this.exact(collection!, owner!, model!, vector, limit);
+    if (part.n === 0) return [];
+    const { min, share } = this.candidates;
+    const ids = part.candidates(vector, Math.max(min, limit * CANDIDATES_PER_RESULT, Math.ceil(part.n * share)));
+    const rows = this.sql.read.all(JSON.stringify(ids), collection, owner, model) as { item_id: string; embedding: Uint8Array }[];
+    return topK(vector, rows.map((r) => ({ itemId: r.item_id, vector: fromBytes(r.embedding) })), limit);
+  }
+
+  /** The partition's codes, built from vector_items when missing or stale; undefined when they would not fit the budget. */
+  private partition(key: string, dims: number): Partition | undefined {
+    if (this.oversized.has(key)) return undefined;
+    let part = this.parts.get(key);
+    if (part) this.parts.delete(key); // re-inserted below: most recently used last
+    if (!part || part.stale || part.dims !== dims) part = this.build(key, dims);
+    if (!part) {
+      if (this.oversized.size >= 10_000) this.oversized.clear();
+      this.oversized.add(key);
+      return undefined;
+    }
+    this.parts.set(key, part);
+    this.evict(key);
+    return part;
+  }
+
+  /** Exact scan, one row at a time, for a partition larger than the budget. */
+  private exact(collection: string, owner: string, model: string, q: Float32Array, limit: number): VectorHit[] {
+    let best: VectorHit[] = [];
+    let floor = -Infinity;
+    for (const row of this.sql.scanItems.iterate(collection, owner, model) as Iterable<{ item_id: string; embedding: Uint8Array }>) {
+      if (row.embedding.byteLength !== q.length * 4) continue;
+      const v = fromBytes(row.embedding);
+      let dot = 0;
+      for (let i = 0; i < v.length; i++) dot += v[i]! * q[i]!;
+      if (best.length >= limit && dot <= floor) continue;
+      best.push({ itemId: row.item_id, cosine: dot });
+      if (best.length >= 2 * limit) {
+        best = topOf(best, limit);
+        floor = best[best.length - 1]!.cosine;
+      }
+    }
+    return topOf(best, limit);
+  }
+
+  /** The mean of up to MEAN_SAMPLE of the partition's vectors, then one pass over its rows, one at a time. */
+  private build(key: string, dims: number): Partition | undefined {
+    const [collection, owner, model] = key.split('\u001f');
+    const sum = new Float64Array(dims);
+    const squares = new Float64Array(dims);
+    let sampled = 0;
+    for (const row of this.sql.sample.iterate(collection, owner, model) as Iterable<{ embedding: Uint8Array }>) {
+      if (row.embedding.byteLength !== dims * 4) continue;
+      const v = fromBytes(row.embedding);
+      for (let i = 0; i < dims; i++) {
+        sum[i]! += v[i]!;
+        squares[i]! += v[i]! * v[i]!;
+      }
+      sampled++;
+    }
+    const mean = Float32Array.from(sum, (s) => (sampled ? s / sampled : 0));
+    // σ per dimension; a floor keeps a dimension that did not vary in the sample in play.
+    const spread = Float32Array.from(squares, (s, i) => Math.sqrt(Math.max(0, (sampled ? s / sampled : 0) - mean[i]! ** 2)));
+    const floor = Math.max(1e-6, spread.reduce((a, b) => a + b, 0) / dims / 10);
+    for (let i = 0; i < dims; i++) spread[i] = Math.max(spread[i]!, floor);
+    const part = new Partition(dims, mean, spread, sampled, sampled);
+    for (const row of this.sql.scan.iterate(collection, owner, model) as Iterable<{ id: number | bigint; embedding: Uint8Array }>) {
+      if (row.embedding.byteLength === dims * 4) part.set(Number(row.id), fromBytes(row.embedding));
+      if (part.n % 4096 === 0 && part.bytes > this.budgetBytes) return undefined; // leaves the iterator: better-sqlite3 resets the statement
+    }
+    return part;
+  }
+
+  private evict(keep: string): void {
+    let total = 0;
+    for (const p of this.parts.values()) total += p.bytes;
+    for (const [key, p] of this.parts) {
+      if (total <= this.budgetBytes) break;
+      if (key === keep) continue;
+      this.parts.delete(key);
+      total -= p.bytes;
+    }
+  }
+}
