@@ -4,7 +4,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'public/**', '.test-results/**'] },
+  { ignores: ['node_modules/**', 'public/**', '.test-results/**', 'dist/**'] },
   {
     files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'sdk/**/*.ts'],
     languageOptions: {

@@ -71,7 +71,7 @@ const SHORT: Record<string, Short> = {
     figure: (o) => grab(o, /median round ratio ([\d.]+%)/),
   },
   startup: {
-    compares: 'time from spawning `node --import tsx src/main.ts` to the first `/health` 200 and idle RSS, empty directory and 100,000 memories, beside a bare Fastify app started the same way',
+    compares: 'time from spawning svc as `npm start` does (its build up to date) to the first `/health` 200 and idle RSS, empty directory and 100,000 memories, beside a bare Fastify app on plain Node',
     target: '< 3 s; idle RSS < 200 MiB',
     env: { MEMORIES: '10000', ROUNDS: '3' },
     figure: (o) => [...o.matchAll(/^\| ([^|]+?) \| ([\d.]+ s) \| [^|]+ \| ([^|]+?) \| (\d+ MiB) \|.*$/gm)].map((m) => `${m[1]}: ${m[2]} (${m[3]} a bare app), ${m[4]}`).join('; ') || '?',
