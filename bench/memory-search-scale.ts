@@ -19,7 +19,7 @@ import { pct } from './retrieval/measure';
  * (memory rows and the lexical index as a PUT writes them). Embedding 100,000 texts takes longer
  * than a benchmark should (bench/memory-search.ts measures the indexing of a 10,000 burst), so the
  * vectors are made as bench/retrieval/vector-exactness.ts makes them: the local model embeds BASE
- * of the notes (default 1,000) and every memory's vector is normalise(e_i + 0.6·e_j + g) of two of
+ * of the notes (default 300) and every memory's vector is normalise(e_i + 0.6·e_j + g) of two of
  * them and Gaussian noise, in the region real embeddings occupy. They are stored under the local
  * model's id, so the route compares real query embeddings with them as with its own.
  *
@@ -31,7 +31,7 @@ const arg = (name: string, def: number) => {
 };
 const N = arg('--memories', 100_000);
 const QUERIES = arg('--queries', 200);
-const BASE = Number(process.env.BASE ?? 1000);
+const BASE = Number(process.env.BASE ?? 300);
 const log = (...a: unknown[]) => console.log(new Date().toISOString().slice(11, 19), ...a);
 
 function rng(seed: number) {

@@ -148,17 +148,22 @@ class Fts5Lexical extends BaseLexical implements LexicalIndex {
     if (terms.length === 0) return [];
     const tag = ownerTag(collection, ownerId);
     const tagged = terms.map((t) => `${tag}${t}`);
-    const match = tagged.map((t) => `"${t}"`).join(' OR ');
-    const [hits, dfs, all] = await Promise.all([
-      sql<{ item_id: string; score: number }>`
-        select d.item_id, -f.s as score from (
-          select rowid, bm25(lexical_fts) as s from lexical_fts where lexical_fts match ${match} order by s limit ${limit}
-        ) f join lexical_docs d on d.id = f.rowid
-        where d.collection = ${collection} and d.owner_id = ${ownerId} order by f.s`.execute(this.db),
+    const [dfs, all] = await Promise.all([
       sql<{ term: string; doc: number }>`select term, doc from lexical_fts_terms where term in (${sql.join(tagged)})`.execute(this.db),
       statsOf(this.db, ALL, ALL),
     ]);
     const df = new Map(dfs.rows.map((r) => [r.term, Number(r.doc)]));
+    // A term in half the documents or more has no weight in BM25 (its IDF is clamped to 1e-6, as
+    // FTS5 does) yet makes FTS5 score every document holding it: a word in every memory (a field
+    // name all values share) cost tens of ms per search at 100,000. Such terms are left out of the
+    // MATCH unless no other term is left; the scores of the documents found do not change.
+    const weighed = tagged.filter((t) => Math.log((all.docs - (df.get(t) ?? 0) + 0.5) / ((df.get(t) ?? 0) + 0.5)) > 0);
+    const match = (weighed.length > 0 ? weighed : tagged).map((t) => `"${t}"`).join(' OR ');
+    const hits = await sql<{ item_id: string; score: number }>`
+      select d.item_id, -f.s as score from (
+        select rowid, bm25(lexical_fts) as s from lexical_fts where lexical_fts match ${match} order by s limit ${limit}
+      ) f join lexical_docs d on d.id = f.rowid
+      where d.collection = ${collection} and d.owner_id = ${ownerId} order by f.s`.execute(this.db);
     const norm = tagged.reduce((s, t) => s + idfOf(all.docs, df.get(t) ?? 0), 0);
     return hits.rows.map((r) => ({ itemId: r.item_id, score: Number(r.score), match: norm > 0 ? Math.min(1, Number(r.score) / norm) : 0 }));
   }

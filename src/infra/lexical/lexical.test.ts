@@ -119,3 +119,25 @@ test('rankBm25 is FTS5\'s formula', () => {
   expect(hits[0].itemId).toBe('2');
   expect(hits[0].score).toBeCloseTo(0.6421816641629599, 12);
 });
+
+test('FTS5: a term in half the documents or more is left out of the match (it weighs nothing) without changing the scores found', async () => {
+  const h = await open('sqlite');
+  const lex = createLexicalIndex(h);
+  await h.db.transaction().execute(async (trx) => {
+    for (let i = 0; i < 40; i++) await lex.put(trx, 'c', 'dana', `n${i}`, `status note ${i}${i === 7 ? ' about the kiwi harvest' : ''}${i === 9 ? ' kiwi' : ''}`);
+  });
+  // "note" is in every document: the query is answered by "kiwi" alone, with scores as BM25 over both terms gives them.
+  const hits = await lex.query('c', 'dana', 'kiwi note', 10);
+  expect(hits.map((x) => x.itemId).sort()).toEqual(['n7', 'n9']);
+  const rows = (await h.db.selectFrom('lexical_docs').select(['item_id', 'doc_len']).where('owner_id', '=', 'dana').execute())
+    .map((r) => ({ item_id: r.item_id, doc_len: Number(r.doc_len) }));
+  const postings = rows.flatMap((r) => [
+    { ...r, lexeme: 'note', tf: 1 },
+    ...(r.item_id === 'n7' || r.item_id === 'n9' ? [{ ...r, lexeme: 'kiwi', tf: 1 }] : []),
+  ]);
+  const avgdl = rows.reduce((s, r) => s + r.doc_len, 0) / rows.length;
+  const reference = new Map(rankBm25(postings, ['kiwi', 'note'], rows.length, avgdl, 40).map((x) => [x.itemId, x.score]));
+  for (const x of hits) expect(x.score).toBeCloseTo(reference.get(x.itemId)!, 4);
+  // Only common terms: still answered, by them.
+  expect((await lex.query('c', 'dana', 'status note', 50))).toHaveLength(40);
+});

@@ -151,3 +151,24 @@ test('migration 0106 drops the sqlite-vec mirrors of a database that has them', 
   await migrateToLatest(h.db);
   expect(tables()).toEqual([]);
 });
+
+test('queries and writes made while a large partition is being built (a page at a time) all see the same codes', async () => {
+  const h = await open();
+  const exact = await createVectorIndex(h, clock, { mode: 'exact' });
+  const stored = new Map<string, Float32Array>();
+  for (let i = 0; i < 9000; i += 1000) {
+    const rs = Array.from({ length: 1000 }, (_, j) => rec('gus', `g${i + j}`, 7 + i + j));
+    await exact.upsert(rs);
+    for (const r of rs) stored.set(r.itemId, r.vector);
+  }
+  const index = await createVectorIndex(h, clock);
+  const q = (seed: number) => index.query({ collection: 'c', ownerId: 'gus', modelId: 'm', vector: vec(seed), limit: 3 });
+  const fresh = rec('gus', 'fresh', 424_242);
+  const [first, second] = await Promise.all([q(424_242), q(11), index.upsert([fresh])]);
+  stored.set('fresh', fresh.vector);
+  expect(first).toHaveLength(3);
+  expect(second).toHaveLength(3);
+  // Whatever the interleaving, the write is in the codes now.
+  expect((await q(424_242))[0]).toMatchObject({ itemId: 'fresh' });
+  await agrees(index, 'gus', stored, 99);
+});

@@ -41,6 +41,8 @@ const CANDIDATES_PER_RESULT = 4;
 const DROPPED_SHARE = 0.2;
 /** The mean is taken from at most this many vectors; a partition whose mean came from fewer is rebuilt each time it doubles. */
 const MEAN_SAMPLE = 2048;
+/** Rows read per page when a partition is built or scanned; the event loop runs between pages. */
+const PAGE_ROWS = 4096;
 
 class Partition {
   /** 32-bit words per code: one bit per dimension. */
@@ -180,7 +182,9 @@ export class ResidentAccelerator implements Accelerator {
   readonly kind = 'resident' as const;
   /** Loaded partitions, least recently queried first. */
   private readonly parts = new Map<string, Partition>();
-  private statements?: Record<'sample' | 'scan' | 'scanItems' | 'read', BetterSqlite3.Statement>;
+  /** Partitions being built: queries wait for them, writes go to them too. */
+  private readonly building = new Map<string, { part?: Partition; done: Promise<Partition | undefined> }>();
+  private statements?: Record<'sample' | 'page' | 'read', BetterSqlite3.Statement>;
   /** Partitions whose codes would not fit the budget: searched by exact scan. */
   private readonly oversized = new Set<string>();
 
@@ -195,8 +199,7 @@ export class ResidentAccelerator implements Accelerator {
     const where = 'collection = ? and owner_id = ? and model_id = ?';
     return this.statements ??= {
       sample: this.conn.prepare(`select embedding from vector_items where ${where} limit ${MEAN_SAMPLE}`),
-      scan: this.conn.prepare(`select id, embedding from vector_items where ${where}`),
-      scanItems: this.conn.prepare(`select item_id, embedding from vector_items where ${where}`),
+      page: this.conn.prepare(`select id, item_id, embedding from vector_items where ${where} and id > ? order by id limit ${PAGE_ROWS}`),
       // CROSS JOIN keeps json_each outside: the planner cannot tell it is small and might scan the table instead.
       read: this.conn.prepare(`select v.item_id, v.embedding from json_each(?) j cross join vector_items v on v.id = j.value
         where v.collection = ? and v.owner_id = ? and v.model_id = ?`),
@@ -205,18 +208,20 @@ export class ResidentAccelerator implements Accelerator {
 
   async put(_q: Queryable, id: number, partition: string, vector: Float32Array): Promise<void> {
     this.parts.get(partition)?.set(id, vector);
+    this.building.get(partition)?.part?.set(id, vector);
   }
 
   async drop(_q: Queryable, ids: number[], collection: string, ownerId: string): Promise<void> {
     if (ids.length === 0) return;
     const prefix = `${collection}\u001f${ownerId}\u001f`;
     for (const [key, p] of this.parts) if (key.startsWith(prefix)) p.dropped += ids.length;
+    for (const [key, b] of this.building) if (key.startsWith(prefix) && b.part) b.part.dropped += ids.length;
   }
 
   async knn(_q: Queryable, partition: string, vector: Float32Array, limit: number): Promise<VectorHit[]> {
-    const [collection, owner, model] = partition.split('\u001f');
-    const part = this.partition(partition, vector.length);
-    if (!part) return this.exact(collection!, owner!, model!, vector, limit);
+    const [collection, owner, model] = partition.split('\u001f') as [string, string, string];
+    const part = await this.partition(partition, vector.length);
+    if (!part) return this.exact(collection, owner, model, vector, limit);
     if (part.n === 0) return [];
     const { min, share } = this.candidates;
     const ids = part.candidates(vector, Math.max(min, limit * CANDIDATES_PER_RESULT, Math.ceil(part.n * share)));
@@ -225,26 +230,52 @@ export class ResidentAccelerator implements Accelerator {
   }
 
   /** The partition's codes, built from vector_items when missing or stale; undefined when they would not fit the budget. */
-  private partition(key: string, dims: number): Partition | undefined {
+  private async partition(key: string, dims: number): Promise<Partition | undefined> {
     if (this.oversized.has(key)) return undefined;
-    let part = this.parts.get(key);
-    if (part) this.parts.delete(key); // re-inserted below: most recently used last
-    if (!part || part.stale || part.dims !== dims) part = this.build(key, dims);
+    const current = this.parts.get(key);
+    if (current && !current.stale && current.dims === dims) {
+      this.parts.delete(key); // re-inserted: most recently used last
+      this.parts.set(key, current);
+      return current;
+    }
+    let pending = this.building.get(key);
+    if (!pending) {
+      const started: { part?: Partition; done: Promise<Partition | undefined> } = { done: Promise.resolve(undefined) };
+      started.done = this.build(key, dims, (p) => { started.part = p; }).finally(() => this.building.delete(key));
+      this.building.set(key, started);
+      pending = started;
+    }
+    const part = await pending.done;
     if (!part) {
       if (this.oversized.size >= 10_000) this.oversized.clear();
       this.oversized.add(key);
+      this.parts.delete(key);
       return undefined;
     }
+    if (part.dims !== dims) return this.partition(key, dims);
+    this.parts.delete(key);
     this.parts.set(key, part);
     this.evict(key);
     return part;
   }
 
-  /** Exact scan, one row at a time, for a partition larger than the budget. */
-  private exact(collection: string, owner: string, model: string, q: Float32Array, limit: number): VectorHit[] {
+  /** Rows of a partition in pages by id, yielding to the event loop between pages. */
+  private async *rows(collection: string, owner: string, model: string): AsyncGenerator<{ id: number; item_id: string; embedding: Uint8Array }> {
+    let after = 0;
+    for (;;) {
+      const page = this.sql.page.all(collection, owner, model, after) as { id: number | bigint; item_id: string; embedding: Uint8Array }[];
+      for (const r of page) yield { id: Number(r.id), item_id: r.item_id, embedding: r.embedding };
+      if (page.length < PAGE_ROWS) return;
+      after = Number(page[page.length - 1]!.id);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** Exact scan, a page at a time, for a partition larger than the budget. */
+  private async exact(collection: string, owner: string, model: string, q: Float32Array, limit: number): Promise<VectorHit[]> {
     let best: VectorHit[] = [];
     let floor = -Infinity;
-    for (const row of this.sql.scanItems.iterate(collection, owner, model) as Iterable<{ item_id: string; embedding: Uint8Array }>) {
+    for await (const row of this.rows(collection, owner, model)) {
       if (row.embedding.byteLength !== q.length * 4) continue;
       const v = fromBytes(row.embedding);
       let dot = 0;
@@ -259,9 +290,13 @@ export class ResidentAccelerator implements Accelerator {
     return topOf(best, limit);
   }
 
-  /** The mean of up to MEAN_SAMPLE of the partition's vectors, then one pass over its rows, one at a time. */
-  private build(key: string, dims: number): Partition | undefined {
-    const [collection, owner, model] = key.split('\u001f');
+  /**
+   * The mean and spread of up to MEAN_SAMPLE of the partition's vectors, then every row's code, a
+   * page at a time: a large partition does not hold the event loop (100,000 vectors take about a
+   * second). Writes made meanwhile reach the partition through `started`.
+   */
+  private async build(key: string, dims: number, started: (p: Partition) => void): Promise<Partition | undefined> {
+    const [collection, owner, model] = key.split('\u001f') as [string, string, string];
     const sum = new Float64Array(dims);
     const squares = new Float64Array(dims);
     let sampled = 0;
@@ -280,9 +315,10 @@ export class ResidentAccelerator implements Accelerator {
     const floor = Math.max(1e-6, spread.reduce((a, b) => a + b, 0) / dims / 10);
     for (let i = 0; i < dims; i++) spread[i] = Math.max(spread[i]!, floor);
     const part = new Partition(dims, mean, spread, sampled, sampled);
-    for (const row of this.sql.scan.iterate(collection, owner, model) as Iterable<{ id: number | bigint; embedding: Uint8Array }>) {
-      if (row.embedding.byteLength === dims * 4) part.set(Number(row.id), fromBytes(row.embedding));
-      if (part.n % 4096 === 0 && part.bytes > this.budgetBytes) return undefined; // leaves the iterator: better-sqlite3 resets the statement
+    started(part);
+    for await (const row of this.rows(collection, owner, model)) {
+      if (row.embedding.byteLength === dims * 4) part.set(row.id, fromBytes(row.embedding));
+      if (part.n % 4096 === 0 && part.bytes > this.budgetBytes) return undefined;
     }
     return part;
   }
