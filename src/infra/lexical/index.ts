@@ -77,6 +77,34 @@ async function statsOf(db: Queryable, collection: string, ownerId: string) {
   return { docs: Number(r?.docs ?? 0), tokens: Number(r?.tokens ?? 0) };
 }
 
+/**
+ * Documents FTS5 scores per query, about: it computes bm25() for every document holding any MATCH
+ * term (~2 µs each), so a query of common words over 100,000 documents took 40–80 ms.
+ */
+export const POSTINGS_BUDGET = 6000;
+
+/**
+ * The query terms FTS5 is asked to match, rarest first while their documents fit POSTINGS_BUDGET
+ * (the rarest always). Left out: a term in half the documents or more, which weighs nothing in BM25
+ * (its IDF is clamped to 1e-6, as FTS5 does), and beyond the budget the most common terms, the
+ * lowest weights: a document is found by its rarer query words, and at that scale its score lacks
+ * the small weight of the common ones it also holds. Below the budget (any owner with fewer than a
+ * few thousand documents) scores are BM25 over every term.
+ */
+export function scoredTerms(tagged: string[], df: Map<string, number>, n: number): string[] {
+  const weighed = tagged.filter((t) => Math.log((n - (df.get(t) ?? 0) + 0.5) / ((df.get(t) ?? 0) + 0.5)) > 0);
+  if (weighed.length === 0) return tagged;
+  const byRarity = [...new Set(weighed)].sort((a, b) => (df.get(a) ?? 0) - (df.get(b) ?? 0));
+  const out: string[] = [];
+  let postings = 0;
+  for (const t of byRarity) {
+    postings += df.get(t) ?? 0;
+    if (out.length > 0 && postings > POSTINGS_BUDGET) break;
+    out.push(t);
+  }
+  return out;
+}
+
 abstract class BaseLexical {
   constructor(protected readonly db: Kysely<Database>) {}
   protected abstract writeTerms(q: Queryable, id: number, tag: string, counts: Map<string, number>, existed: boolean): Promise<void>;
@@ -153,12 +181,7 @@ class Fts5Lexical extends BaseLexical implements LexicalIndex {
       statsOf(this.db, ALL, ALL),
     ]);
     const df = new Map(dfs.rows.map((r) => [r.term, Number(r.doc)]));
-    // A term in half the documents or more has no weight in BM25 (its IDF is clamped to 1e-6, as
-    // FTS5 does) yet makes FTS5 score every document holding it: a word in every memory (a field
-    // name all values share) cost tens of ms per search at 100,000. Such terms are left out of the
-    // MATCH unless no other term is left; the scores of the documents found do not change.
-    const weighed = tagged.filter((t) => Math.log((all.docs - (df.get(t) ?? 0) + 0.5) / ((df.get(t) ?? 0) + 0.5)) > 0);
-    const match = (weighed.length > 0 ? weighed : tagged).map((t) => `"${t}"`).join(' OR ');
+    const match = scoredTerms(tagged, df, all.docs).map((t) => `"${t}"`).join(' OR ');
     const hits = await sql<{ item_id: string; score: number }>`
       select d.item_id, -f.s as score from (
         select rowid, bm25(lexical_fts) as s from lexical_fts where lexical_fts match ${match} order by s limit ${limit}

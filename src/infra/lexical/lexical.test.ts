@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/engines';
 import { openDatabase, type DatabaseHandle } from '../db/database';
 import { migrateToLatest } from '../db/migrate';
-import { createLexicalIndex, rankBm25, type LexicalIndex } from '.';
+import { createLexicalIndex, POSTINGS_BUDGET, rankBm25, scoredTerms, type LexicalIndex } from '.';
 import { normalizeText, queryTerms, tokenize } from './tokens';
 
 /** The same contract on FTS5 (SQLite), PGlite and the PostgreSQL server, and the same ranking. */
@@ -140,4 +140,13 @@ test('FTS5: a term in half the documents or more is left out of the match (it we
   for (const x of hits) expect(x.score).toBeCloseTo(reference.get(x.itemId)!, 4);
   // Only common terms: still answered, by them.
   expect((await lex.query('c', 'dana', 'status note', 50))).toHaveLength(40);
+});
+
+test('scoredTerms: rarest first within the postings budget (the rarest always), no term of half the documents or more', () => {
+  const df = new Map([['rare', 40], ['mid', 3000], ['common', 20_000], ['half', 60_000], ['absent', 0]]);
+  expect(scoredTerms(['common', 'mid', 'rare', 'half', 'absent'], df, 100_000)).toEqual(['absent', 'rare', 'mid']);
+  expect(scoredTerms(['common', 'half'], df, 100_000)).toEqual(['common']); // over the budget alone: still asked
+  expect(scoredTerms(['half'], df, 100_000)).toEqual(['half']); // nothing else to ask
+  expect(scoredTerms(['common', 'mid', 'rare'], df, 1_000_000)).toEqual(['rare', 'mid']);
+  expect(POSTINGS_BUDGET).toBeGreaterThanOrEqual(3040);
 });

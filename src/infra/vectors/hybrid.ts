@@ -42,6 +42,9 @@ export const LEXICAL_WEIGHT = 0.8;
 
 export type RetrievalMode = 'hybrid' | 'lexical' | 'vector';
 
+/** Candidates each half gives at least (4 per result wanted when more, at most 500). */
+const MIN_DEPTH = 50;
+
 /**
  * How the two halves are combined: `noisy-or` (svc's, above) or `rrf`, reciprocal rank fusion
  * (Σ 1 / (RRF_K + rank) over the lexical and the vector ranking, scaled by its maximum to 0..1),
@@ -89,6 +92,9 @@ export async function prepareHybrid(deps: HybridDeps, collection: string, ownerI
   const useVectors = mode !== 'lexical' && embedder && index;
   const queryVector = useVectors ? embedder.embed([query], { priority: 'query' }).then((v) => v[0]!) : Promise.resolve(undefined);
   queryVector.catch(() => undefined); // awaited below; a failure must not surface as unhandled meanwhile
+  // The lexical half at the usual depth, read while the query is embedded in its thread.
+  const firstWords = mode === 'vector' ? undefined : lexical.query(collection, ownerId, query, MIN_DEPTH);
+  firstWords?.catch(() => undefined);
   let pending = useVectors && indexer ? await indexer.pending(collection, ownerId) : 0;
   // A small backlog (writes just before this search): its newest items embedded now, waited for
   // within the budget. A bulk load is left to the background loop; the answer says how much is not
@@ -101,9 +107,9 @@ export async function prepareHybrid(deps: HybridDeps, collection: string, ownerI
   if (catchUp) pending = await indexer.pending(collection, ownerId);
 
   async function ranked(k: number): Promise<HybridHit[]> {
-    const depth = Math.min(500, Math.max(50, k * 4));
+    const depth = Math.min(500, Math.max(MIN_DEPTH, k * 4));
     const [lex, near] = await Promise.all([
-      mode === 'vector' ? Promise.resolve([]) : lexical.query(collection, ownerId, query, depth),
+      mode === 'vector' ? Promise.resolve([]) : depth === MIN_DEPTH && firstWords ? firstWords : lexical.query(collection, ownerId, query, depth),
       vector && index ? index.query({ collection, ownerId, modelId: embedder!.modelId, vector, limit: depth * 2 }) : Promise.resolve([]),
     ]);
     const cos = new Map<string, number>();
