@@ -92,9 +92,11 @@ try {
   const fmt = (s: ReturnType<typeof scoreRanks>) =>
     `recall@1 ${(s.recallAt1 * 100).toFixed(1)}%, recall@5 ${(s.recallAt5 * 100).toFixed(1)}%, recall@10 ${(s.recallAt10 * 100).toFixed(1)}%, MRR ${s.mrr.toFixed(3)} (MRR over the top 20)`;
 
-  // 1. Quality on the labelled set alone (read-your-writes: the searches drain the outbox themselves).
+  // 1. Quality on the labelled set alone, once its memories are embedded (a search right after 130
+  // writes finds them by their words at once and by meaning as the background indexer reaches them).
   const small = await registerAgent(svc.url, 'quality-agent');
   await put(small.apiKey, data.memories);
+  while (await pending() > 0) await new Promise((r) => setTimeout(r, 100));
   log('quality, 130 memories:', fmt(await quality(small.apiKey)));
 
   // 2. 10,000 memories: the labelled ones among distractors; indexed in the background.

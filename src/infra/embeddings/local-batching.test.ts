@@ -1,7 +1,7 @@
 // The local embedder's batching with a stand-in thread (fixtures/poison-worker.ts: the same protocol
 // as local-worker.ts, no model), so a batch the model throws on can be produced on demand.
 import { afterEach, describe, expect, test } from 'vitest';
-import { EmbeddingError, LocalEmbedder, blamesInput } from './index';
+import { EmbeddingError, LocalEmbedder, LocalEmbedderPool, blamesInput } from './index';
 
 const workerUrl = new URL('./fixtures/poison-worker.ts', import.meta.url);
 let e: LocalEmbedder;
@@ -60,5 +60,28 @@ describe('local embedder: a batch the model throws on', () => {
     expect(p.ok).toBe(false);
     expect(x.ok).toBe(true);
     expect(yz.ok && yz.v.length === 2).toBe(true);
+  });
+});
+
+describe('local embedder pool: a search while every thread is busy', () => {
+  test('goes to a thread kept for searches once it is ready (started the first time; the query meanwhile waits on a busy thread)', async () => {
+    const pool = new LocalEmbedderPool({ batchSize: 1, timeoutMs: 10_000, workerUrl, threads: 1 });
+    try {
+      const bulk = () => pool.embed(Array.from({ length: 200 }, (_, i) => `bulk ${i}`));
+      const first = bulk();
+      const [q1] = await pool.embed(['first query'], { priority: 'query' }); // the search thread starts meanwhile
+      expect(q1).toHaveLength(512);
+      await first;
+      expect(pool.stats().search).toMatchObject({ workerStarts: 1 });
+      const second = bulk();
+      await pool.embed(['second query'], { priority: 'query' });
+      expect(pool.stats().search!.texts).toBe(2); // the warm-up text and this query
+      await second;
+      // With an idle thread a query takes it: the search thread is not used.
+      await pool.embed(['idle query'], { priority: 'query' });
+      expect(pool.stats().search!.texts).toBe(2);
+    } finally {
+      await pool.close();
+    }
   });
 });

@@ -266,16 +266,20 @@ export class LocalEmbedder implements Embedder {
 /**
  * Several LocalEmbedders, one worker thread each (SVC_EMBEDDINGS_THREADS): a call goes whole to the
  * least loaded thread (a search's query to an idle one when there is one), so background batches
- * run side by side and a query seldom waits behind one. Threads start on first use.
+ * run side by side. When every thread is busy, a search's query goes to one more thread kept for
+ * searches (started the first time that happens, its model loaded meanwhile; until it is ready the
+ * query waits on the least loaded thread as before): a query never waits behind a bulk batch, which
+ * on a busy machine takes a few hundred ms. Threads start on first use.
  */
 export class LocalEmbedderPool implements Embedder {
   readonly modelId: string;
   readonly dimensions = DIM;
   readonly chunkWords = LOCAL_CHUNK_WORDS;
   private readonly lanes: LocalEmbedder[];
+  private searchLane?: LocalEmbedder;
   private next = 0;
 
-  constructor(opts: LocalEmbedderOptions & { threads: number }) {
+  constructor(private readonly opts: LocalEmbedderOptions & { threads: number }) {
     this.lanes = Array.from({ length: Math.max(1, opts.threads) }, () => new LocalEmbedder(opts));
     this.modelId = this.lanes[0]!.modelId;
   }
@@ -284,6 +288,11 @@ export class LocalEmbedderPool implements Embedder {
     let best = this.lanes[this.next % this.lanes.length]!;
     this.next++;
     for (const lane of this.lanes) if (lane.load() < best.load()) best = lane;
+    if (opts.priority === 'query' && best.load() > 0) {
+      const lane = this.searchLane ??= new LocalEmbedder(this.opts);
+      if (lane.warmth() === 'ready') return lane.embed(texts, opts);
+      if (lane.load() === 0) lane.embed([' ']).catch(() => undefined); // starts its thread and loads the model
+    }
     return best.embed(texts, opts);
   }
 
@@ -293,17 +302,22 @@ export class LocalEmbedderPool implements Embedder {
     return all.includes('ready') ? 'ready' : all.includes('loading') ? 'loading' : 'cold';
   }
 
+  /** Counters of the bulk threads, and of the search thread apart (`search`, once started). */
   stats() {
-    const all = this.lanes.map((l) => l.stats());
+    return { ...this.statsOf(this.lanes), search: this.searchLane?.stats() };
+  }
+
+  private statsOf(lanes: LocalEmbedder[]) {
+    const all = lanes.map((l) => l.stats());
     return {
       workerStarts: all.reduce((a, x) => a + x.workerStarts, 0), batches: all.reduce((a, x) => a + x.batches, 0),
       texts: all.reduce((a, x) => a + x.texts, 0), failures: all.reduce((a, x) => a + x.failures, 0),
       queued: all.reduce((a, x) => a + x.queued, 0), busy: all.some((x) => x.busy), workerRunning: all.some((x) => x.workerRunning),
-      threads: this.lanes.length,
+      threads: lanes.length,
     };
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.lanes.map((l) => l.close()));
+    await Promise.all([...this.lanes, ...(this.searchLane ? [this.searchLane] : [])].map((l) => l.close()));
   }
 }
