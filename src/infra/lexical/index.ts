@@ -16,7 +16,9 @@
  *   holds every query term once at average length, less when it misses the rarer ones.
  */
 import { createHash } from 'node:crypto';
+import type SQLite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
+import { prepared, preparedWrite } from '../db/prepared';
 import type { Database } from '../db/schema';
 import type { Queryable } from '../vectors/types';
 import { queryTerms, termCounts, tokenize } from './tokens';
@@ -63,14 +65,6 @@ function countsOf(text: string) {
   return { length: tokens.length, counts };
 }
 
-async function bumpStats(q: Queryable, collection: string, ownerId: string, docs: number, tokens: number) {
-  if (docs === 0 && tokens === 0) return;
-  await q.insertInto('lexical_stats').values({ collection, owner_id: ownerId, docs, tokens })
-    .onConflict((oc) => oc.columns(['collection', 'owner_id']).doUpdateSet({
-      docs: sql`lexical_stats.docs + ${docs}`, tokens: sql`lexical_stats.tokens + ${tokens}`,
-    })).execute();
-}
-
 async function statsOf(db: Queryable, collection: string, ownerId: string) {
   const r = await db.selectFrom('lexical_stats').select(['docs', 'tokens'])
     .where('collection', '=', collection).where('owner_id', '=', ownerId).executeTakeFirst();
@@ -105,31 +99,53 @@ export function scoredTerms(tagged: string[], df: Map<string, number>, n: number
   return out;
 }
 
+// Sentinels of the compiled statements (prepared.ts): values no real call uses.
+const P = { collection: '\u0000collection', owner: '\u0000owner', item: '\u0000item', id: -987_654_321_000_101, len: -987_654_321_000_102, docs: -987_654_321_000_103, tokens: -987_654_321_000_104 };
+
+/** The statements of a put, compiled once per index (each write runs 5–6 of them). */
+function statements(db: Kysely<Database>, sqlite?: SQLite.Database) {
+  return {
+    prev: prepared(db, P, (p) => db.selectFrom('lexical_docs').select(['id', 'doc_len'])
+      .where('collection', '=', p.collection).where('owner_id', '=', p.owner).where('item_id', '=', p.item), sqlite),
+    setLength: preparedWrite(db, P, (p) => db.updateTable('lexical_docs').set({ doc_len: p.len }).where('id', '=', p.id), sqlite),
+    insert: prepared(db, P, (p) => db.insertInto('lexical_docs').values({ collection: p.collection, owner_id: p.owner, item_id: p.item, doc_len: p.len } as never)
+      .returning('id'), sqlite),
+    bump: preparedWrite(db, P, (p) => db.insertInto('lexical_stats').values({ collection: p.collection, owner_id: p.owner, docs: p.docs, tokens: p.tokens })
+      .onConflict((oc) => oc.columns(['collection', 'owner_id']).doUpdateSet({
+        docs: sql`lexical_stats.docs + ${p.docs}`, tokens: sql`lexical_stats.tokens + ${p.tokens}`,
+      })), sqlite),
+  };
+}
+
 abstract class BaseLexical {
-  constructor(protected readonly db: Kysely<Database>) {}
+  protected readonly q: ReturnType<typeof statements>;
+  constructor(protected readonly db: Kysely<Database>, sqlite?: SQLite.Database) {
+    this.q = statements(db, sqlite);
+  }
   protected abstract writeTerms(q: Queryable, id: number, tag: string, counts: Map<string, number>, existed: boolean): Promise<void>;
   protected abstract dropTerms(q: Queryable, ids: number[]): Promise<void>;
   /** Also counted under ('*', '*') (SQLite: FTS5's own N is over the whole table). */
   protected abstract readonly globalStats: boolean;
 
+  private async bumpStats(q: Queryable, collection: string, owner: string, docs: number, tokens: number) {
+    if (docs === 0 && tokens === 0) return;
+    await this.q.bump({ collection, owner, docs, tokens }, q);
+    if (this.globalStats) await this.q.bump({ collection: ALL, owner: ALL, docs, tokens }, q);
+  }
+
   async put(q: Queryable, collection: string, ownerId: string, itemId: string, text: string): Promise<void> {
     const { length, counts } = countsOf(text);
-    const prev = await q.selectFrom('lexical_docs').select(['id', 'doc_len'])
-      .where('collection', '=', collection).where('owner_id', '=', ownerId).where('item_id', '=', itemId).executeTakeFirst();
+    const [prev] = await this.q.prev({ collection, owner: ownerId, item: itemId }, q);
     let id: number;
     if (prev) {
       id = Number(prev.id);
-      await q.updateTable('lexical_docs').set({ doc_len: length }).where('id', '=', id).execute();
+      await this.q.setLength({ id, len: length }, q);
     } else {
-      const row = await q.insertInto('lexical_docs').values({ collection, owner_id: ownerId, item_id: itemId, doc_len: length } as never)
-        .returning('id').executeTakeFirstOrThrow();
-      id = Number(row.id);
+      const [row] = await this.q.insert({ collection, owner: ownerId, item: itemId, len: length }, q);
+      id = Number(row!.id);
     }
     await this.writeTerms(q, id, ownerTag(collection, ownerId), counts, prev !== undefined);
-    const docs = prev ? 0 : 1;
-    const tokens = length - (prev ? Number(prev.doc_len) : 0);
-    await bumpStats(q, collection, ownerId, docs, tokens);
-    if (this.globalStats) await bumpStats(q, ALL, ALL, docs, tokens);
+    await this.bumpStats(q, collection, ownerId, prev ? 0 : 1, length - (prev ? Number(prev.doc_len) : 0));
   }
 
   async remove(q: Queryable, collection: string, ownerId: string, itemIds: string[]): Promise<void> {
@@ -140,9 +156,7 @@ abstract class BaseLexical {
     const ids = rows.map((r) => Number(r.id));
     await this.dropTerms(q, ids);
     await q.deleteFrom('lexical_docs').where('id', 'in', ids).execute();
-    const tokens = rows.reduce((s, r) => s + Number(r.doc_len), 0);
-    await bumpStats(q, collection, ownerId, -rows.length, -tokens);
-    if (this.globalStats) await bumpStats(q, ALL, ALL, -rows.length, -tokens);
+    await this.bumpStats(q, collection, ownerId, -rows.length, -rows.reduce((s, r) => s + Number(r.doc_len), 0));
   }
 
   async indexed(collection: string, ownerId: string, itemIds: string[]): Promise<Set<string>> {
@@ -157,13 +171,29 @@ class Fts5Lexical extends BaseLexical implements LexicalIndex {
   readonly kind = 'fts5' as const;
   protected readonly globalStats = true;
 
+  private fts?: { drop: SQLite.Statement; insert: SQLite.Statement };
+
+  constructor(db: Kysely<Database>, private readonly sqlite?: SQLite.Database) {
+    super(db, sqlite);
+  }
+
   protected async writeTerms(q: Queryable, id: number, tag: string, counts: Map<string, number>, existed: boolean) {
-    if (existed) await sql`delete from lexical_fts where rowid = ${id}`.execute(q);
     let text = '';
     for (const [term, n] of counts) {
       const t = `${tag}${term} `;
       text += n === 1 ? t : t.repeat(n);
     }
+    // In the caller's transaction, which holds svc's one SQLite connection: straight on it (prepared.ts).
+    if (this.sqlite && q.isTransaction) {
+      this.fts ??= {
+        drop: this.sqlite.prepare('delete from lexical_fts where rowid = ?'),
+        insert: this.sqlite.prepare('insert into lexical_fts(rowid, terms) values (?, ?)'),
+      };
+      if (existed) this.fts.drop.run(id);
+      this.fts.insert.run(id, text);
+      return;
+    }
+    if (existed) await sql`delete from lexical_fts where rowid = ${id}`.execute(q);
     await sql`insert into lexical_fts(rowid, terms) values (${id}, ${text})`.execute(q);
   }
 
@@ -247,6 +277,6 @@ export function rankBm25(
     .map(([itemId, score]) => ({ itemId, score, match: norm > 0 ? Math.min(1, score / norm) : 0 }));
 }
 
-export function createLexicalIndex(database: { engine: 'sqlite' | 'postgres'; db: Kysely<Database> }): LexicalIndex {
-  return database.engine === 'postgres' ? new PgLexical(database.db) : new Fts5Lexical(database.db);
+export function createLexicalIndex(database: { engine: 'sqlite' | 'postgres'; db: Kysely<Database>; sqlite?: SQLite.Database }): LexicalIndex {
+  return database.engine === 'postgres' ? new PgLexical(database.db) : new Fts5Lexical(database.db, database.sqlite);
 }

@@ -24,7 +24,9 @@
  * owners' drains and of the background loop take turns on the chain.
  */
 import { randomUUID } from 'node:crypto';
+import type SQLite from 'better-sqlite3';
 import type { ExpressionBuilder, Kysely } from 'kysely';
+import { preparedWrite } from '../db/prepared';
 import type { Clock } from '../../lib/clock';
 import type { Database } from '../db/schema';
 import { allChunkIds, blamesInput, chunkId, chunkText, sentenceWindows, type Embedder } from '../embeddings';
@@ -42,6 +44,8 @@ export interface SourceOptions { windowWords?: number }
 
 export interface VectorIndexerOptions {
   db: Kysely<Database>;
+  /** SQLite: the connection, so the outbox write of each PUT runs straight on it (prepared.ts). */
+  sqlite?: SQLite.Database;
   index: VectorIndex;
   embedder: Embedder;
   clock: Clock;
@@ -79,6 +83,11 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
     const words = windowing[collection];
     return words ? sentenceWindows(text, Math.min(chunkWords, words)) : chunkText(text, chunkWords);
   };
+  // An item's outbox row, written in the writer's transaction (compiled once: every memory PUT runs it).
+  const E = { collection: '\u0000collection', owner: '\u0000owner', item: '\u0000item', ticket: '\u0000ticket', now: -987_654_321_000_201 };
+  const enqueueQ = preparedWrite(o.db, E, (e) => o.db.insertInto('vector_outbox')
+    .values({ collection: e.collection, owner_id: e.owner, item_id: e.item, ticket: e.ticket, enqueued_at: e.now, attempts: 0, not_before: null })
+    .onConflict((oc) => oc.columns(['collection', 'owner_id', 'item_id']).doUpdateSet({ ticket: e.ticket, enqueued_at: e.now, attempts: 0, not_before: null })), o.sqlite);
   let chain: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -234,11 +243,7 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
 
     async enqueue(q: Queryable, collection: string, ownerId: string, itemIds: string[]): Promise<void> {
       const now = o.clock.now();
-      for (const itemId of itemIds) {
-        const ticket = randomUUID();
-        await q.insertInto('vector_outbox').values({ collection, owner_id: ownerId, item_id: itemId, ticket, enqueued_at: now, attempts: 0, not_before: null })
-          .onConflict((oc) => oc.columns(['collection', 'owner_id', 'item_id']).doUpdateSet({ ticket, enqueued_at: now, attempts: 0, not_before: null })).execute();
-      }
+      for (const itemId of itemIds) await enqueueQ({ collection, owner: ownerId, item: itemId, ticket: randomUUID(), now }, q);
     },
 
     /** The items are gone: drop their vectors and anything pending for them, in the caller's transaction. */

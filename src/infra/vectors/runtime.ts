@@ -39,7 +39,7 @@ export async function createVectorRuntime(opts: {
   });
   const indexer = embedder
     ? createVectorIndexer({
-        db: database.db, index, embedder, clock, batchSize: config.vectors.embeddingsBatchSize,
+        db: database.db, sqlite: database.sqlite, index, embedder, clock, batchSize: config.vectors.embeddingsBatchSize,
         intervalMs: config.memory.memoryIndexIntervalMs, log: opts.log, parallel: config.vectors.embeddingsThreads,
       })
     : undefined;
