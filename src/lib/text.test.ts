@@ -26,3 +26,34 @@ test('NOT_BLANK_PATTERN (for JSON Schema documents) agrees with isBlank', () => 
     expect(notBlank.test(s), JSON.stringify(s)).toBe(!isBlank(s));
   }
 });
+
+/** What storableText does, by the regular expression alone (its native fast path must agree). */
+const reference = (s: string) => s.replace(/\u0000|\p{Cs}/gu, (c) => (c === '\u0000' ? '' : '\ufffd'));
+
+describe('storableText: the native scans for a clean text agree with the regular expression', () => {
+  test('NULs dropped and lone surrogates replaced; clean text returned as it is', () => {
+    expect(storableText('before\u0000after')).toBe('beforeafter');
+    expect(storableText('a\ud800b')).toBe('a\ufffdb');
+    expect(storableText('a\udc00b')).toBe('a\ufffdb');
+    expect(storableText('end\ud83d')).toBe('end\ufffd');
+    expect(storableText('\ude00start')).toBe('\ufffdstart');
+    expect(storableText('pair 😀 kept, 中文, café')).toBe('pair 😀 kept, 中文, café');
+    const clean = 'plain text '.repeat(1000);
+    expect(storableText(clean)).toBe(clean);
+    expect(storableText('')).toBe('');
+  });
+
+  test('the same answer as the regular expression on random strings of NULs, surrogates and other characters', () => {
+    const alphabet = ['a', 'é', '中', '\u0000', '\ud800', '\udbff', '\udc00', '\udfff', '😀', '\n', ' ', '\ufffd'];
+    let seed = 42;
+    const rand = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % n;
+    };
+    for (let i = 0; i < 5_000; i++) {
+      let s = '';
+      for (let j = rand(24); j > 0; j--) s += alphabet[rand(alphabet.length)];
+      expect(storableText(s)).toBe(reference(s));
+    }
+  });
+});

@@ -13,6 +13,7 @@
  * 413 BROWSE_RESPONSE_TOO_LARGE, 502 BROWSE_PROVIDER_ERROR, 504 BROWSE_PROVIDER_TIMEOUT.
  */
 import { performance } from 'node:perf_hooks';
+import { storableText } from '../../lib/text';
 import { ApiError } from '../../http/errors';
 import { iso, type Clock } from '../../lib/clock';
 import { newId } from '../../lib/ids';
@@ -21,7 +22,6 @@ import type { ActivitySource } from '../usage/activity-types';
 import type { BrowseMeter, BrowseMode, PageExtractor, PageFetcher, PageRenderer, RobotsCheck } from './ports';
 import type { BrowseRow, BrowseStore } from './store';
 import type { Probation, TrustInput } from './trust';
-import { storable } from './storable';
 
 const WEB_STATUS: Record<string, number> = {
   INVALID_URL: 422, BROWSE_URL_BLOCKED: 422, BROWSE_ROBOTS_DISALLOW: 422, BROWSE_RESPONSE_TOO_LARGE: 413,
@@ -63,7 +63,7 @@ const recordOf = (r: BrowseRow): BrowseRecord => ({
 });
 
 /** A stated field as stored: NULs dropped, capped, null when empty. */
-const metaField = (v: string | null | undefined, max: number) => (v ? storable(v).slice(0, max) || null : null);
+const metaField = (v: string | null | undefined, max: number) => (v ? storableText(v).slice(0, max) || null : null);
 
 /** Runs a step, turning the web layer's typed errors into API errors. */
 async function web<T>(step: () => Promise<T> | T): Promise<T> {
@@ -134,7 +134,7 @@ export function createBrowseService(deps: BrowseServiceDeps) {
       const page = await web(() => fetchPage(mode, url));
       const row: BrowseRow = {
         browse_id: newId(), agent_id: caller.agentId, url, final_url: page.finalUrl, mode, http_status: page.status,
-        content_type: page.contentType, title: storable(page.title) || null, text: storable(page.text),
+        content_type: page.contentType, title: storableText(page.title) || null, text: storableText(page.text),
         byline: metaField(page.meta?.byline, 300), published_at: metaField(page.meta?.published_at, 40),
         language: metaField(page.meta?.language, 40), site_name: metaField(page.meta?.site_name, 300),
         response_time_ms: Math.round(performance.now() - started), created_at: clock.now(),
