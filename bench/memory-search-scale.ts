@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config';
 import { createEmbedder, textForEmbedding } from '../src/infra/embeddings';
@@ -23,7 +26,10 @@ import { pct } from './retrieval/measure';
  * them and Gaussian noise, in the region real embeddings occupy. They are stored under the local
  * model's id, so the route compares real query embeddings with them as with its own.
  *
- *   npx tsx bench/memory-search-scale.ts [--memories 100000] [--queries 200]
+ * Then, with `--backlog N` (default 5,000), the same agent writes N more memories at once to a svc
+ * whose background indexer runs as by default, and searches while they are being embedded.
+ *
+ *   npx tsx bench/memory-search-scale.ts [--memories 100000] [--queries 200] [--backlog 5000]
  */
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(name);
@@ -31,6 +37,8 @@ const arg = (name: string, def: number) => {
 };
 const N = arg('--memories', 100_000);
 const QUERIES = arg('--queries', 200);
+/** Memories written at once after the measurement without a backlog, searched while they are embedded (0: none). */
+const BACKLOG = arg('--backlog', 5000);
 const BASE = Number(process.env.BASE ?? 300);
 const log = (...a: unknown[]) => console.log(new Date().toISOString().slice(11, 19), ...a);
 
@@ -54,10 +62,11 @@ const unit = (v: Float32Array) => {
   return v;
 };
 
-// The background indexer never runs: every memory gets its vector from this bench.
-const svc = await startSvc({
-  SVC_EMBEDDINGS: 'local', SVC_MEMORY_RATE_PER_MINUTE: '0', SVC_METERING_ENABLED: 'false', SVC_MEMORY_INDEX_INTERVAL_MS: '600000',
-});
+// The background indexer does not run here: every memory gets its vector from this bench. The
+// backlog is written to a second svc on the same data directory, whose indexer runs as by default.
+const dir = mkdtempSync(join(tmpdir(), 'svc-scale-'));
+const settings = { SVC_DATA_DIR: dir, SVC_EMBEDDINGS: 'local', SVC_MEMORY_RATE_PER_MINUTE: '0', SVC_METERING_ENABLED: 'false' };
+let svc = await startSvc({ ...settings, SVC_MEMORY_INDEX_INTERVAL_MS: '600000' });
 const db = svc.svc.database.db;
 try {
   const { docs, queries } = buildCorpus(Math.max(0, N - 130));
@@ -65,18 +74,20 @@ try {
   const agent = await registerAgent(svc.url, 'scale-agent');
   await db.updateTable('agents').set({ tier: 'pro' }).where('agent_id', '=', agent.agentId).execute();
   let t0 = performance.now();
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const it = items[next++]!;
-      const res = await fetch(`${svc.url}/v1/memory/${encodeURIComponent(it.key)}`, {
-        method: 'PUT', headers: { authorization: `Bearer ${agent.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ value: it.value }),
-      });
-      if (res.status !== 200) throw new Error(`PUT ${it.key}: ${res.status} ${await res.text()}`);
-      await res.arrayBuffer();
-    }
+  const put = async (all: { key: string; value: unknown }[]) => {
+    let next = 0;
+    await Promise.all(Array.from({ length: 8 }, async () => {
+      while (next < all.length) {
+        const it = all[next++]!;
+        const res = await fetch(`${svc.url}/v1/memory/${encodeURIComponent(it.key)}`, {
+          method: 'PUT', headers: { authorization: `Bearer ${agent.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ value: it.value }),
+        });
+        if (res.status !== 200) throw new Error(`PUT ${it.key}: ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+      }
+    }));
   };
-  await Promise.all(Array.from({ length: 8 }, worker));
+  await put(items);
   log(`stored ${items.length} memories over HTTP in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 
   const embedder = createEmbedder(loadConfig({ SVC_EMBEDDINGS: 'local' }).vectors)!;
@@ -102,15 +113,18 @@ try {
     const res = await fetch(`${svc.url}/v1/memory/search?q=${encodeURIComponent(q)}&limit=5`, { headers: { authorization: `Bearer ${agent.apiKey}` } });
     const body = (await res.json()) as { pending_embeddings?: number };
     if (res.status !== 200) throw new Error(`search: ${res.status} ${JSON.stringify(body)}`);
-    if (body.pending_embeddings) throw new Error(`search: ${body.pending_embeddings} pending`);
-    return performance.now() - s;
+    return { ms: performance.now() - s, pending: body.pending_embeddings ?? 0 };
   };
   t0 = performance.now();
   await search(questions[0]!);
   log(`first search (builds the resident codes of ${items.length} vectors): ${(performance.now() - t0).toFixed(0)} ms`);
   for (let i = 1; i < 20; i++) await search(questions[i % questions.length]!);
   const full: number[] = [];
-  for (let i = 0; i < QUERIES; i++) full.push(await search(`${questions[(i + 20) % questions.length]}${i + 20 >= questions.length ? ' please' : ''}`));
+  for (let i = 0; i < QUERIES; i++) {
+    const { ms, pending } = await search(`${questions[(i + 20) % questions.length]}${i + 20 >= questions.length ? ' please' : ''}`);
+    if (pending) throw new Error(`search: ${pending} pending`);
+    full.push(ms);
+  }
 
   // The parts alone, same questions.
   const vectors = await embedder.embed(questions.slice(0, 50));
@@ -138,6 +152,26 @@ try {
   const f = (xs: number[]) => `p50 ${pct(xs, 0.5).toFixed(1)} ms, p95 ${pct(xs, 0.95).toFixed(1)} ms`;
   log(`full search over ${items.length} memories (${QUERIES} queries): ${f(full)}`);
   log(`parts alone: query embedding ${f(embedTimes)}; vector index (limit 100) ${f(knn)}; lexical half (50) ${f(lexical)}`);
+
+  if (BACKLOG > 0) {
+    await svc.close();
+    svc = await startSvc(settings);
+    await search(questions[0]!); // this process builds the codes
+    for (let i = 1; i < 20; i++) await search(questions[i % questions.length]!);
+    t0 = performance.now();
+    await put(items.slice(0, BACKLOG).map((d) => ({ key: `backlog.${d.key}`, value: d.value })));
+    log(`stored ${BACKLOG} more memories over HTTP in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const during: number[] = [];
+    const pendingSeen: number[] = [];
+    for (let i = 0; i < QUERIES; i++) {
+      const { ms, pending } = await search(questions[(i + 40) % questions.length]!);
+      during.push(ms);
+      pendingSeen.push(pending);
+    }
+    log(`full search over ${items.length + BACKLOG} memories while the ${BACKLOG} just written are embedded (${QUERIES} queries): ${f(during)}; `
+      + `pending_embeddings ${pendingSeen[0]} at the first answer, ${pendingSeen[pendingSeen.length - 1]} at the last, > 0 in ${pendingSeen.filter((p) => p > 0).length}`);
+  }
 } finally {
   await svc.close();
+  rmSync(dir, { recursive: true, force: true });
 }
