@@ -9,7 +9,7 @@ import { createVectorIndex } from '../src/infra/vectors';
 import { systemClock } from '../src/lib/clock';
 import { registerAgent, startSvc } from './harness';
 import { buildCorpus } from './retrieval/corpus';
-import { pct } from './retrieval/measure';
+import { gaussian, pct, rng, unit } from './retrieval/measure';
 
 /**
  * Memory search latency at scale: `GET /v1/memory/search` (hybrid, query embedding by the local
@@ -42,25 +42,8 @@ const BACKLOG = arg('--backlog', 5000);
 const BASE = Number(process.env.BASE ?? 300);
 const log = (...a: unknown[]) => console.log(new Date().toISOString().slice(11, 19), ...a);
 
-function rng(seed: number) {
-  let x = seed >>> 0;
-  return () => {
-    x = (x + 0x6d2b79f5) >>> 0;
-    let t = x;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const r = rng(29);
-const gauss = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-const unit = (v: Float32Array) => {
-  let n = 0;
-  for (const x of v) n += x * x;
-  n = Math.sqrt(n) || 1;
-  for (let i = 0; i < v.length; i++) v[i]! /= n;
-  return v;
-};
+const gauss = gaussian(r);
 
 // The background indexer does not run here: every memory gets its vector from this bench. The
 // backlog is written to a second svc on the same data directory, whose indexer runs as by default.

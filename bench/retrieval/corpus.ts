@@ -16,6 +16,7 @@
  * project's test collection.
  */
 import { loadRetrievalDataset } from './eval';
+import { rng } from './measure';
 
 /**
  * `marks`: strings only this document holds where its answer is written (its key for a memory of
@@ -25,16 +26,6 @@ import { loadRetrievalDataset } from './eval';
 export interface Doc { key: string; value: unknown; marks: string[] }
 export interface Query { q: string; relevant: string; kind: 'paraphrase' | 'exact' | 'reworded' }
 
-function rng(seed: number) {
-  let x = seed >>> 0;
-  return () => {
-    x = (x + 0x6d2b79f5) >>> 0;
-    let t = x;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SERVICES = ('billing-worker auth-gateway search-indexer payments-api ledger-sync notification-hub image-resizer report-builder '
   + 'session-store rate-limiter feature-flags audit-trail export-service import-pipeline geo-lookup email-relay sms-sender '

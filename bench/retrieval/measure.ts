@@ -1,6 +1,31 @@
 /**
- * What the retrieval benches share: the plain BM25 baseline, rank-based measures and the table.
+ * What the retrieval benches share: the plain BM25 baseline, rank-based measures and the table, and
+ * the seeded random numbers and vectors their generated data is made from.
  */
+
+/** A seeded uniform generator in [0, 1) (mulberry32): the same data on every run. */
+export function rng(seed: number) {
+  let x = seed >>> 0;
+  return () => {
+    x = (x + 0x6d2b79f5) >>> 0;
+    let t = x;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Standard normal numbers from a uniform generator (Box–Muller). */
+export const gaussian = (r: () => number) => () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
+
+/** `v` scaled to unit length, in place. */
+export function unit(v: Float32Array): Float32Array {
+  let n = 0;
+  for (const x of v) n += x * x;
+  n = Math.sqrt(n) || 1;
+  for (let i = 0; i < v.length; i++) v[i]! /= n;
+  return v;
+}
 
 /**
  * Plain BM25 over `texts` (lower-cased words split on non-letters, no stemming, no stop words,

@@ -31,7 +31,7 @@ import { topK } from '../../src/infra/vectors/items';
 import { ResidentAccelerator } from '../../src/infra/vectors/resident';
 import { systemClock } from '../../src/lib/clock';
 import { buildCorpus } from './corpus';
-import { pct } from './measure';
+import { gaussian, pct, rng, unit } from './measure';
 
 const N = Number(process.env.N ?? 100_000);
 const K = Number(process.env.K ?? 20);
@@ -40,25 +40,8 @@ const QUERIES = Number(process.env.QUERIES ?? 200);
 /** Candidates re-ranked exactly, each measured (svc takes 400, 4 per result wanted, or 1/125 of the partition, whichever is most). */
 const CANDIDATES = (process.env.CANDIDATES ?? '400,800,1600').split(',').map(Number);
 
-function rng(seed: number) {
-  let x = seed >>> 0;
-  return () => {
-    x = (x + 0x6d2b79f5) >>> 0;
-    let t = x;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const r = rng(7);
-const gauss = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-const unit = (v: Float32Array) => {
-  let n = 0;
-  for (const x of v) n += x * x;
-  n = Math.sqrt(n) || 1;
-  for (let i = 0; i < v.length; i++) v[i]! /= n;
-  return v;
-};
+const gauss = gaussian(r);
 
 async function main() {
   const config = loadConfig({ SVC_EMBEDDINGS: 'local', LOG_LEVEL: 'silent' });

@@ -19,14 +19,15 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-async function open(): Promise<DatabaseHandle> {
+/** A SQLite database migrated to the latest schema, or up to the migration `upTo`. */
+async function open(upTo?: string): Promise<DatabaseHandle> {
   const saved = process.env.SVC_TEST_ENGINE;
   process.env.SVC_TEST_ENGINE = 'sqlite';
   const tdb = await createTestDatabase();
   process.env.SVC_TEST_ENGINE = saved;
   const h = openDatabase({ databaseUrl: tdb.env.DATABASE_URL, dataDir: tdb.dataDir, poolMax: 1 });
   cleanups.push(async () => { await h.close(); await tdb.close(); });
-  await migrateToLatest(h.db);
+  await (upTo ? migrateUpTo(h.db, upTo) : migrateToLatest(h.db));
   return h;
 }
 
@@ -137,13 +138,7 @@ test('a partition that grows well past the size its mean was taken at is rebuilt
 });
 
 test('migration 0106 drops the sqlite-vec mirrors of a database that has them', async () => {
-  const saved = process.env.SVC_TEST_ENGINE;
-  process.env.SVC_TEST_ENGINE = 'sqlite';
-  const tdb = await createTestDatabase();
-  process.env.SVC_TEST_ENGINE = saved;
-  const h = openDatabase({ databaseUrl: tdb.env.DATABASE_URL, dataDir: tdb.dataDir, poolMax: 1 });
-  cleanups.push(async () => { await h.close(); await tdb.close(); });
-  await migrateUpTo(h.db, '0105_lexical_index');
+  const h = await open('0105_lexical_index');
   h.sqlite!.exec('create virtual table vec_bits_512 using vec0(part text partition key, embedding bit[512])');
   h.sqlite!.prepare('insert into vec_bits_512(rowid, part, embedding) values (1, ?, vec_quantize_binary(vec_f32(?)))').run('p', Buffer.from(new Float32Array(512).fill(0.5).buffer));
   const tables = () => (h.sqlite!.prepare("select name from sqlite_master where name like 'vec_bits_512%'").all() as { name: string }[]).map((r) => r.name);
