@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -29,6 +29,9 @@ import { gaussian, pct, rng, unit } from './retrieval/measure';
  * Then, with `--backlog N` (default 5,000), the same agent writes N more memories at once to a svc
  * whose background indexer runs as by default, and searches while they are being embedded.
  *
+ * With SCALE_DIR=<dir> the data directory is kept there, and a later run with the same SCALE_DIR and
+ * --memories reuses it instead of storing the memories again (seeding 100,000 takes minutes).
+ *
  *   npx tsx bench/memory-search-scale.ts [--memories 100000] [--queries 200] [--backlog 5000]
  */
 const arg = (name: string, def: number) => {
@@ -40,6 +43,7 @@ const QUERIES = arg('--queries', 200);
 /** Memories written at once after the measurement without a backlog, searched while they are embedded (0: none). */
 const BACKLOG = arg('--backlog', 5000);
 const BASE = Number(process.env.BASE ?? 300);
+if (process.env.SCALE_DIR && BACKLOG > 0) throw new Error('SCALE_DIR keeps the directory for reuse: run it with --backlog 0');
 const log = (...a: unknown[]) => console.log(new Date().toISOString().slice(11, 19), ...a);
 
 const r = rng(29);
@@ -47,15 +51,19 @@ const gauss = gaussian(r);
 
 // The background indexer does not run here: every memory gets its vector from this bench. The
 // backlog is written to a second svc on the same data directory, whose indexer runs as by default.
-const dir = mkdtempSync(join(tmpdir(), 'svc-scale-'));
+const keep = process.env.SCALE_DIR;
+const dir = keep ?? mkdtempSync(join(tmpdir(), 'svc-scale-'));
+if (keep) mkdirSync(keep, { recursive: true });
+const seededFile = join(dir, `seeded-${N}.json`);
+const seeded = existsSync(seededFile) ? (JSON.parse(readFileSync(seededFile, 'utf8')) as { apiKey: string; agentId: string }) : undefined;
 const settings = { SVC_DATA_DIR: dir, SVC_EMBEDDINGS: 'local', SVC_MEMORY_RATE_PER_MINUTE: '0', SVC_METERING_ENABLED: 'false' };
 let svc = await startSvc({ ...settings, SVC_MEMORY_INDEX_INTERVAL_MS: '600000' });
 const db = svc.svc.database.db;
 try {
   const { docs, queries } = buildCorpus(Math.max(0, N - 130));
   const items = docs.slice(0, N);
-  const agent = await registerAgent(svc.url, 'scale-agent');
-  await db.updateTable('agents').set({ tier: 'pro' }).where('agent_id', '=', agent.agentId).execute();
+  const agent = seeded ?? await registerAgent(svc.url, 'scale-agent');
+  if (!seeded) await db.updateTable('agents').set({ tier: 'pro' }).where('agent_id', '=', agent.agentId).execute();
   let t0 = performance.now();
   const put = async (all: { key: string; value: unknown }[]) => {
     let next = 0;
@@ -70,25 +78,28 @@ try {
       }
     }));
   };
-  await put(items);
-  log(`stored ${items.length} memories over HTTP in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-
   const embedder = createEmbedder(loadConfig({ SVC_EMBEDDINGS: 'local' }).vectors)!;
-  t0 = performance.now();
-  const texts = items.slice(0, BASE).map((d) => textForEmbedding(d.key, d.value, 2000));
-  const base: Float32Array[] = [];
-  for (let i = 0; i < texts.length; i += 64) base.push(...await embedder.embed(texts.slice(i, i + 64)));
-  log(`embedded ${base.length} notes in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-  await db.deleteFrom('vector_outbox').where('owner_id', '=', agent.agentId).execute();
   const index = await createVectorIndex(svc.svc.database, systemClock);
-  for (let i = 0; i < items.length; i += 1000) {
-    await index.upsert(items.slice(i, i + 1000).map((d, j) => {
-      const a = base[(i + j) % base.length]!;
-      const b = base[Math.floor(r() * base.length)]!;
-      return { collection: 'memory', ownerId: agent.agentId, itemId: d.key, itemVersion: 1, modelId: embedder.modelId, vector: unit(Float32Array.from(a, (x, k) => x + 0.6 * b[k]! + 0.03 * gauss())) };
-    }));
-  }
-  log(`stored ${items.length} vectors`);
+  if (!seeded) {
+    await put(items);
+    log(`stored ${items.length} memories over HTTP in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+
+    t0 = performance.now();
+    const texts = items.slice(0, BASE).map((d) => textForEmbedding(d.key, d.value, 2000));
+    const base: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i += 64) base.push(...await embedder.embed(texts.slice(i, i + 64)));
+    log(`embedded ${base.length} notes in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    await db.deleteFrom('vector_outbox').where('owner_id', '=', agent.agentId).execute();
+    for (let i = 0; i < items.length; i += 1000) {
+      await index.upsert(items.slice(i, i + 1000).map((d, j) => {
+        const a = base[(i + j) % base.length]!;
+        const b = base[Math.floor(r() * base.length)]!;
+        return { collection: 'memory', ownerId: agent.agentId, itemId: d.key, itemVersion: 1, modelId: embedder.modelId, vector: unit(Float32Array.from(a, (x, k) => x + 0.6 * b[k]! + 0.03 * gauss())) };
+      }));
+    }
+    log(`stored ${items.length} vectors`);
+    if (keep) writeFileSync(seededFile, JSON.stringify({ apiKey: agent.apiKey, agentId: agent.agentId }));
+  } else log(`reusing the ${N} memories in ${dir}`);
 
   const questions = queries.map((q) => q.q);
   const search = async (q: string) => {
@@ -156,5 +167,5 @@ try {
   }
 } finally {
   await svc.close();
-  rmSync(dir, { recursive: true, force: true });
+  if (!keep) rmSync(dir, { recursive: true, force: true });
 }

@@ -34,8 +34,9 @@ export const vectorsSettings = group('Embeddings and vector search', {
     'Most texts embedded in one model run (local) or one HTTP request (remote; TEI accepts 32 by default, OpenAI 2048; a remote request is also split to stay under 300,000 bytes of text, OpenAI\'s token limit per request). ' +
     'Larger inputs are split; concurrent small requests are coalesced up to this size.',
     { min: 1, max: 2048 }),
-  vectorResidentMb: int('SVC_VECTOR_RESIDENT_MB', 128,
-    'SQLite: memory for the resident vector codes (about 120 bytes per 512-d vector: its sign bits, a scale, its row id and an id map entry), ' +
+  vectorResidentMb: int('SVC_VECTOR_RESIDENT_MB', 256,
+    'SQLite: memory for the resident vector codes (about 640 bytes per 512-d vector: its sign bits, a scale, a one-byte-a-dimension copy, its row id and an id map entry; ' +
+    '256 MiB hold about 400,000), ' +
     'built per agent and collection on its first search and kept in step with writes. Beyond it the least recently searched are ' +
     'dropped and rebuilt from the database when searched again (a pass over their vectors: about a second for 100,000). ' +
     'A collection of one agent larger than the whole budget is searched by exact scan.',

@@ -19,7 +19,7 @@
 import { allChunkIds, itemOfChunk, type Embedder } from '../embeddings';
 import type { LexicalIndex } from '../lexical';
 import type { VectorIndexer } from './indexer';
-import { fromBytes, type VectorIndex } from './types';
+import { readFloats, type VectorIndex } from './types';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema';
 
@@ -163,7 +163,7 @@ async function cosinesOf(db: Kysely<Database>, collection: string, ownerId: stri
     .where('item_id', 'in', items.flatMap(allChunkIds)).execute();
   for (const r of rows) {
     if (r.model_id !== modelId) continue;
-    const v = fromBytes(r.embedding);
+    const v = readFloats(r.embedding);
     if (v.length !== q.length) continue;
     let dot = 0;
     for (let i = 0; i < v.length; i++) dot += v[i]! * q[i]!;

@@ -18,7 +18,7 @@ export { loadVectorExtension } from './sqlite-vec';
 export interface VectorIndexOptions {
   /** 'auto' uses the engine's accelerator; 'exact' forces the scan (tests, benchmarks). */
   mode?: 'auto' | 'exact';
-  /** SQLite: memory for resident codes (SVC_VECTOR_RESIDENT_MB), default 128 MiB. */
+  /** SQLite: memory for resident codes (SVC_VECTOR_RESIDENT_MB), default 256 MiB. */
   residentBytes?: number;
   onFallback?: (why: string) => void;
 }
@@ -26,7 +26,7 @@ export interface VectorIndexOptions {
 export async function createVectorIndex(database: DatabaseHandle, clock: Clock, opts: VectorIndexOptions = {}): Promise<VectorIndex> {
   if (opts.mode === 'exact') return new AcceleratedVectorIndex(database.db, clock);
   if (database.engine === 'sqlite' && database.sqlite) {
-    return new AcceleratedVectorIndex(database.db, clock, new ResidentAccelerator(database.sqlite, opts.residentBytes ?? 128 * 2 ** 20));
+    return new AcceleratedVectorIndex(database.db, clock, new ResidentAccelerator(database.sqlite, opts.residentBytes ?? 256 * 2 ** 20));
   }
   if (await tryCreatePgvector(database.db)) {
     return new AcceleratedVectorIndex(database.db, clock, await PgvectorAccelerator.open(database.db));

@@ -1,7 +1,8 @@
 /**
  * Resident sign-code index (SQLite): a compact code of every vector of a partition (collection,
- * owner, model) held in this process, scanned in full by each query to pick candidates, which are
- * then re-ranked by exact cosine on their float32 vectors read from `vector_items` — returned
+ * owner, model) held in this process, scanned in full by each query to pick candidates. These are
+ * ranked on a one-byte-a-dimension copy of each vector, also held here, and the best few beyond the
+ * limit are re-ranked by exact cosine on their float32 vectors read from `vector_items` — returned
  * scores are exact, and only candidates still stored under the query's partition count.
  *
  * The code of a vector v, in a partition with per-dimension mean μ and spread σ (both taken from a
@@ -27,7 +28,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Accelerator } from './accelerated';
 import { topK } from './items';
-import { fromBytes, type Queryable, type VectorHit } from './types';
+import { readFloats, type Queryable, type VectorHit } from './types';
 
 /**
  * Candidates re-ranked exactly: CANDIDATES_PER_RESULT per result wanted, at least MIN_CANDIDATES,
@@ -37,6 +38,8 @@ import { fromBytes, type Queryable, type VectorHit } from './types';
 export const MIN_CANDIDATES = 400;
 export const PARTITION_SHARE = 1 / 125;
 const CANDIDATES_PER_RESULT = 4;
+/** Of the candidates, ranked by their one-byte copies, the best `limit` plus this many (or half of `limit`, if more) are re-ranked on their stored floats. */
+const EXACT_MARGIN = 16;
 /** A partition is rebuilt once drops reach this share of it. */
 const DROPPED_SHARE = 0.2;
 /** The mean is taken from at most this many vectors; a partition whose mean came from fewer is rebuilt each time it doubles. */
@@ -52,6 +55,9 @@ class Partition {
   ids: Float64Array;
   codes: Uint32Array;
   scales: Float32Array;
+  /** Every vector again at one byte a dimension (vᵢ ≈ bytes·step), for ranking the candidates without reading them. */
+  bytesOf: Int8Array;
+  steps: Float32Array;
   private readonly slots = new Map<number, number>();
 
   constructor(readonly dims: number, readonly mean: Float32Array, readonly spread: Float32Array, readonly sizeAtBuild: number, capacity: number) {
@@ -60,11 +66,13 @@ class Partition {
     this.ids = new Float64Array(cap);
     this.codes = new Uint32Array(cap * this.words);
     this.scales = new Float32Array(cap);
+    this.bytesOf = new Int8Array(cap * dims);
+    this.steps = new Float32Array(cap);
   }
 
   get bytes(): number {
     // typed arrays plus the id → slot map (about 40 bytes an entry)
-    return this.ids.byteLength + this.codes.byteLength + this.scales.byteLength + this.n * 40;
+    return this.ids.byteLength + this.codes.byteLength + this.scales.byteLength + this.bytesOf.byteLength + this.steps.byteLength + this.n * 40;
   }
 
   get stale(): boolean {
@@ -92,9 +100,15 @@ class Partition {
     codes.set(this.codes);
     const scales = new Float32Array(cap);
     scales.set(this.scales);
+    const bytesOf = new Int8Array(cap * this.dims);
+    bytesOf.set(this.bytesOf);
+    const steps = new Float32Array(cap);
+    steps.set(this.steps);
     this.ids = ids;
     this.codes = codes;
     this.scales = scales;
+    this.bytesOf = bytesOf;
+    this.steps = steps;
   }
 
   private encode(slot: number, v: Float32Array): void {
@@ -110,15 +124,43 @@ class Partition {
       if (r > 0) codes[at + (i >> 5)]! |= 1 << (i & 31);
     }
     this.scales[slot] = along > 0 ? sq / along : 0;
+    let max = 0;
+    for (let i = 0; i < dims; i++) max = Math.max(max, Math.abs(v[i]!));
+    const step = max > 0 ? max / 127 : 1;
+    const to = slot * dims;
+    for (let i = 0; i < dims; i++) this.bytesOf[to + i] = Math.round(v[i]! / step);
+    this.steps[slot] = step;
   }
 
-  /** Row ids of the `count` vectors with the highest estimated q·(v − μ). */
-  candidates(q: Float32Array, count: number): number[] {
-    const { n, words, codes, scales, ids } = this;
-    if (n <= count) return Array.from(ids.subarray(0, n));
+  /**
+   * Row ids of the `keep` best of the given slots by q·v over the one-byte copies. The rounding moves
+   * a 512-d unit vector's product by about 5·10⁻⁴ (its step is under 1/127 of its largest
+   * component), so the true best are among a few more than asked for; their exact products are then
+   * computed from the stored floats.
+   */
+  nearest(q: Float32Array, slots: Int32Array, keep: number): number[] {
+    const { dims, bytesOf, steps, ids } = this;
+    const scored = new Array<{ slot: number; dot: number }>(slots.length);
+    for (let k = 0; k < slots.length; k++) {
+      const slot = slots[k]!;
+      const at = slot * dims;
+      let dot = 0;
+      for (let i = 0; i < dims; i++) dot += q[i]! * bytesOf[at + i]!;
+      scored[k] = { slot, dot: dot * steps[slot]! };
+    }
+    scored.sort((a, b) => b.dot - a.dot);
+    const out = new Array<number>(Math.min(keep, scored.length));
+    for (let k = 0; k < out.length; k++) out[k] = ids[scored[k]!.slot]!;
+    return out;
+  }
+
+  /** Slots of the `count` vectors with the highest estimated q·(v − μ). */
+  candidates(q: Float32Array, count: number): Int32Array {
+    const { n, words, codes, scales } = this;
+    if (n <= count) return Int32Array.from({ length: n }, (_, i) => i);
     // table[j·256 + x] = Σ of q over the bits set in byte value x at byte j
     const bytes = words * 4;
-    const table = new Float32Array(bytes * 256);
+    const table = new Float64Array(bytes * 256);
     let total = 0;
     for (let j = 0; j < bytes; j++) {
       const base = j << 8;
@@ -169,9 +211,7 @@ class Partition {
         heapSlot[i] = s;
       }
     }
-    const out = new Array<number>(size);
-    for (let i = 0; i < size; i++) out[i] = ids[heapSlot[i]!]!;
-    return out;
+    return heapSlot.subarray(0, size);
   }
 }
 
@@ -224,9 +264,10 @@ export class ResidentAccelerator implements Accelerator {
     if (!part) return this.exact(collection, owner, model, vector, limit);
     if (part.n === 0) return [];
     const { min, share } = this.candidates;
-    const ids = part.candidates(vector, Math.max(min, limit * CANDIDATES_PER_RESULT, Math.ceil(part.n * share)));
+    const slots = part.candidates(vector, Math.max(min, limit * CANDIDATES_PER_RESULT, Math.ceil(part.n * share)));
+    const ids = part.nearest(vector, slots, limit + Math.max(EXACT_MARGIN, Math.ceil(limit / 2)));
     const rows = this.sql.read.all(JSON.stringify(ids), collection, owner, model) as { item_id: string; embedding: Uint8Array }[];
-    return topK(vector, rows.map((r) => ({ itemId: r.item_id, vector: fromBytes(r.embedding) })), limit);
+    return topK(vector, rows.map((r) => ({ itemId: r.item_id, vector: readFloats(r.embedding) })), limit);
   }
 
   /** The partition's codes, built from vector_items when missing or stale; undefined when they would not fit the budget. */
@@ -277,7 +318,7 @@ export class ResidentAccelerator implements Accelerator {
     let floor = -Infinity;
     for await (const row of this.rows(collection, owner, model)) {
       if (row.embedding.byteLength !== q.length * 4) continue;
-      const v = fromBytes(row.embedding);
+      const v = readFloats(row.embedding);
       let dot = 0;
       for (let i = 0; i < v.length; i++) dot += v[i]! * q[i]!;
       if (best.length >= limit && dot <= floor) continue;
@@ -302,7 +343,7 @@ export class ResidentAccelerator implements Accelerator {
     let sampled = 0;
     for (const row of this.sql.sample.iterate(collection, owner, model) as Iterable<{ embedding: Uint8Array }>) {
       if (row.embedding.byteLength !== dims * 4) continue;
-      const v = fromBytes(row.embedding);
+      const v = readFloats(row.embedding);
       for (let i = 0; i < dims; i++) {
         sum[i]! += v[i]!;
         squares[i]! += v[i]! * v[i]!;
@@ -317,7 +358,7 @@ export class ResidentAccelerator implements Accelerator {
     const part = new Partition(dims, mean, spread, sampled, sampled);
     started(part);
     for await (const row of this.rows(collection, owner, model)) {
-      if (row.embedding.byteLength === dims * 4) part.set(row.id, fromBytes(row.embedding));
+      if (row.embedding.byteLength === dims * 4) part.set(row.id, readFloats(row.embedding));
       if (part.n % 4096 === 0 && part.bytes > this.budgetBytes) return undefined;
     }
     return part;
