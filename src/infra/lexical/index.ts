@@ -50,8 +50,20 @@ const B = 0.75;
 const MAX_DISTINCT_TERMS = 30_000;
 const ALL = '*';
 
-export const ownerTag = (collection: string, ownerId: string) =>
-  BigInt(`0x${createHash('sha1').update(`${collection}\u001f${ownerId}`).digest('hex').slice(0, 10)}`).toString(36).padStart(8, '0').slice(-8);
+const tags = new Map<string, string>();
+/** Owners whose tags are remembered (a SHA-1 per write cost ~4 µs); the map starts over when full. */
+const TAGS_KEPT = 10_000;
+
+export function ownerTag(collection: string, ownerId: string): string {
+  const key = `${collection}\u001f${ownerId}`;
+  let tag = tags.get(key);
+  if (tag === undefined) {
+    tag = BigInt(`0x${createHash('sha1').update(key).digest('hex').slice(0, 10)}`).toString(36).padStart(8, '0').slice(-8);
+    if (tags.size >= TAGS_KEPT) tags.clear();
+    tags.set(key, tag);
+  }
+  return tag;
+}
 
 const idfOf = (n: number, df: number) => Math.max(1e-6, Math.log((n - df + 0.5) / (df + 0.5)));
 
@@ -114,6 +126,13 @@ function statements(db: Kysely<Database>, sqlite?: SQLite.Database) {
       .onConflict((oc) => oc.columns(['collection', 'owner_id']).doUpdateSet({
         docs: sql`lexical_stats.docs + ${p.docs}`, tokens: sql`lexical_stats.tokens + ${p.tokens}`,
       })), sqlite),
+    /** The owner's row and the ('*', '*') row in one statement. */
+    bumpWithAll: preparedWrite(db, P, (p) => db.insertInto('lexical_stats').values([
+      { collection: p.collection, owner_id: p.owner, docs: p.docs, tokens: p.tokens },
+      { collection: ALL, owner_id: ALL, docs: p.docs, tokens: p.tokens },
+    ]).onConflict((oc) => oc.columns(['collection', 'owner_id']).doUpdateSet({
+      docs: sql`lexical_stats.docs + excluded.docs`, tokens: sql`lexical_stats.tokens + excluded.tokens`,
+    })), sqlite),
   };
 }
 
@@ -129,8 +148,7 @@ abstract class BaseLexical {
 
   private async bumpStats(q: Queryable, collection: string, owner: string, docs: number, tokens: number) {
     if (docs === 0 && tokens === 0) return;
-    await this.q.bump({ collection, owner, docs, tokens }, q);
-    if (this.globalStats) await this.q.bump({ collection: ALL, owner: ALL, docs, tokens }, q);
+    await (this.globalStats ? this.q.bumpWithAll : this.q.bump)({ collection, owner, docs, tokens }, q);
   }
 
   async put(q: Queryable, collection: string, ownerId: string, itemId: string, text: string): Promise<void> {
@@ -139,7 +157,7 @@ abstract class BaseLexical {
     let id: number;
     if (prev) {
       id = Number(prev.id);
-      await this.q.setLength({ id, len: length }, q);
+      if (Number(prev.doc_len) !== length) await this.q.setLength({ id, len: length }, q);
     } else {
       const [row] = await this.q.insert({ collection, owner: ownerId, item: itemId, len: length }, q);
       id = Number(row!.id);
