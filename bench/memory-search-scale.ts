@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -30,7 +30,8 @@ import { gaussian, pct, rng, unit } from './retrieval/measure';
  * whose background indexer runs as by default, and searches while they are being embedded.
  *
  * With SCALE_DIR=<dir> the data directory is kept there, and a later run with the same SCALE_DIR and
- * --memories reuses it instead of storing the memories again (seeding 100,000 takes minutes).
+ * --memories reuses it instead of storing the memories again (seeding 100,000 takes minutes). Seed
+ * it with --backlog 0; a run with a backlog then works on a copy of it.
  *
  *   npx tsx bench/memory-search-scale.ts [--memories 100000] [--queries 200] [--backlog 5000]
  */
@@ -43,7 +44,6 @@ const QUERIES = arg('--queries', 200);
 /** Memories written at once after the measurement without a backlog, searched while they are embedded (0: none). */
 const BACKLOG = arg('--backlog', 5000);
 const BASE = Number(process.env.BASE ?? 300);
-if (process.env.SCALE_DIR && BACKLOG > 0) throw new Error('SCALE_DIR keeps the directory for reuse: run it with --backlog 0');
 const log = (...a: unknown[]) => console.log(new Date().toISOString().slice(11, 19), ...a);
 
 const r = rng(29);
@@ -51,10 +51,15 @@ const gauss = gaussian(r);
 
 // The background indexer does not run here: every memory gets its vector from this bench. The
 // backlog is written to a second svc on the same data directory, whose indexer runs as by default.
-const keep = process.env.SCALE_DIR;
+const reuse = process.env.SCALE_DIR;
+const seededIn = (d: string) => join(d, `seeded-${N}.json`);
+if (reuse && BACKLOG > 0 && !existsSync(seededIn(reuse))) throw new Error('SCALE_DIR: seed it first with --backlog 0 (the backlog is written to a copy)');
+// A run with a backlog writes to a copy of the reused directory, so the directory stays as seeded.
+const keep = reuse && BACKLOG === 0 ? reuse : undefined;
 const dir = keep ?? mkdtempSync(join(tmpdir(), 'svc-scale-'));
 if (keep) mkdirSync(keep, { recursive: true });
-const seededFile = join(dir, `seeded-${N}.json`);
+if (reuse && !keep) cpSync(reuse, dir, { recursive: true });
+const seededFile = seededIn(dir);
 const seeded = existsSync(seededFile) ? (JSON.parse(readFileSync(seededFile, 'utf8')) as { apiKey: string; agentId: string }) : undefined;
 const settings = { SVC_DATA_DIR: dir, SVC_EMBEDDINGS: 'local', SVC_MEMORY_RATE_PER_MINUTE: '0', SVC_METERING_ENABLED: 'false' };
 let svc = await startSvc({ ...settings, SVC_MEMORY_INDEX_INTERVAL_MS: '600000' });

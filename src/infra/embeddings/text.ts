@@ -14,8 +14,12 @@
 export const EMBED_TEXT_MAX_CHARS = 1_000;
 const MAX_DEPTH = 32;
 
+const PLAIN_NAME = /^[a-z0-9]+$/;
+
 /** 'user.prefs:editorTheme_v2' → 'user prefs editor theme v2' */
 export function splitName(name: string): string {
+  // Most property names are one lower-case word: nothing to split.
+  if (PLAIN_NAME.test(name)) return name;
   return name
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')

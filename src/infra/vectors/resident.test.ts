@@ -88,6 +88,25 @@ test('codes are built from what is stored, then follow writes, replacements and 
   expect(await index.query({ collection: 'c', ownerId: 'bob', modelId: 'm', vector: vec(1), limit: 5 })).toEqual([]);
 });
 
+test('removing the nearest vectors (fewer than a fifth: no rebuild) still answers the full limit from the rest', async () => {
+  const h = await open();
+  const index = await createVectorIndex(h, clock);
+  const stored = new Map<string, Float32Array>();
+  const all = Array.from({ length: 1000 }, (_, i) => rec('dee', `d${i}`, i + 1));
+  await index.upsert(all);
+  for (const r of all) stored.set(r.itemId, r.vector);
+  await agrees(index, 'dee', stored, 123, 10); // codes built
+  // The 150 nearest to the query go: their codes stay (a drop is only counted) until a rebuild.
+  const q = vec(123);
+  const nearest = topK(q, [...stored].map(([itemId, vector]) => ({ itemId, vector })), 150).map((x) => x.itemId);
+  await index.remove('c', 'dee', nearest);
+  for (const g of nearest) stored.delete(g);
+  await agrees(index, 'dee', stored, 123, 10);
+  const hits = await index.query({ collection: 'c', ownerId: 'dee', modelId: 'm', vector: q, limit: 60 });
+  expect(hits).toHaveLength(60);
+  expect(hits.filter((x) => !stored.has(x.itemId))).toEqual([]);
+});
+
 test('a vector written in a transaction that rolls back is never answered', async () => {
   const h = await open();
   const index = await createVectorIndex(h, clock);

@@ -133,12 +133,12 @@ class Partition {
   }
 
   /**
-   * Row ids of the `keep` best of the given slots by q·v over the one-byte copies. The rounding moves
-   * a 512-d unit vector's product by about 5·10⁻⁴ (its step is under 1/127 of its largest
-   * component), so the true best are among a few more than asked for; their exact products are then
-   * computed from the stored floats.
+   * Row ids of the given slots, best first by q·v over the one-byte copies. The rounding moves a
+   * 512-d unit vector's product by about 5·10⁻⁴ (its step is under 1/127 of its largest component),
+   * so the true best are among a few more than asked for; their exact products are then computed
+   * from the stored floats.
    */
-  nearest(q: Float32Array, slots: Int32Array, keep: number): number[] {
+  nearest(q: Float32Array, slots: Int32Array): number[] {
     const { dims, bytesOf, steps, ids } = this;
     const scored = new Array<{ slot: number; dot: number }>(slots.length);
     for (let k = 0; k < slots.length; k++) {
@@ -149,9 +149,7 @@ class Partition {
       scored[k] = { slot, dot: dot * steps[slot]! };
     }
     scored.sort((a, b) => b.dot - a.dot);
-    const out = new Array<number>(Math.min(keep, scored.length));
-    for (let k = 0; k < out.length; k++) out[k] = ids[scored[k]!.slot]!;
-    return out;
+    return scored.map((x) => ids[x.slot]!);
   }
 
   /** Slots of the `count` vectors with the highest estimated q·(v − μ). */
@@ -264,9 +262,16 @@ export class ResidentAccelerator implements Accelerator {
     if (!part) return this.exact(collection, owner, model, vector, limit);
     if (part.n === 0) return [];
     const { min, share } = this.candidates;
-    const slots = part.candidates(vector, Math.max(min, limit * CANDIDATES_PER_RESULT, Math.ceil(part.n * share)));
-    const ids = part.nearest(vector, slots, limit + Math.max(EXACT_MARGIN, Math.ceil(limit / 2)));
-    const rows = this.sql.read.all(JSON.stringify(ids), collection, owner, model) as { item_id: string; embedding: Uint8Array }[];
+    // Plus as many as were dropped since the build: their codes, still scanned, cannot crowd out live ones.
+    const slots = part.candidates(vector, Math.max(min, limit * CANDIDATES_PER_RESULT, Math.ceil(part.n * share)) + part.dropped);
+    const ranked = part.nearest(vector, slots);
+    const want = limit + Math.max(EXACT_MARGIN, Math.ceil(limit / 2));
+    // Codes of removed (or rolled-back) vectors stay until a rebuild and are not read back: read on
+    // down the ranking until `want` are found or the candidates run out.
+    const rows: { item_id: string; embedding: Uint8Array }[] = [];
+    for (let from = 0, take = want; from < ranked.length && rows.length < want; from += take, take = want - rows.length + EXACT_MARGIN) {
+      rows.push(...this.sql.read.all(JSON.stringify(ranked.slice(from, from + take)), collection, owner, model) as typeof rows);
+    }
     return topK(vector, rows.map((r) => ({ itemId: r.item_id, vector: readFloats(r.embedding) })), limit);
   }
 
