@@ -100,16 +100,16 @@ function push(out: string[], raw: string): void {
   out.push(stem(t));
 }
 
-/**
- * identifierParts for a run of ASCII letters and digits, by character codes: the same boundaries
- * (lower→upper, an upper followed by upper+lower, letter↔digit) without four Unicode regular
- * expressions, the bulk of tokenising ordinary English text.
- */
 /** Of an ASCII letter or digit: 1 lower case, 2 upper case, 3 digit. */
 function kind(c: number): number {
   return c >= 97 ? 1 : c >= 65 ? 2 : 3;
 }
 
+/**
+ * identifierParts for a run of ASCII letters and digits, by character codes: the same boundaries
+ * (lower→upper, an upper followed by upper+lower, letter↔digit) without four Unicode regular
+ * expressions, the bulk of tokenising ordinary English text.
+ */
 function asciiIdentifierParts(run: string): string[] {
   if (run.length > MAX_IDENTIFIER_CHARS) return [run];
   const parts: string[] = [];
