@@ -13,23 +13,13 @@ import { ManualClock } from '../../lib/clock';
 import { openDatabase } from '../db/database';
 import { migrateToLatest } from '../db/migrate';
 import { createVectorIndex } from '.';
+import { gaussian, rng, unit } from '../../../bench/retrieval/measure';
 import { topK } from './items';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
-
-function rng(seed: number) {
-  let x = seed >>> 0;
-  return () => {
-    x = (x + 0x6d2b79f5) >>> 0;
-    let t = x;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 test('top-20 of the resident index agrees with an exact scan on at least 99 % at 10,000 vectors', async () => {
   const D = 512;
@@ -38,11 +28,7 @@ test('top-20 of the resident index agrees with an exact scan on at least 99 % at
   // the worst case for sign bits, and unlike any model's output).
   const SUBSPACE = 32;
   const r = rng(11);
-  const gauss = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-  const unit = (v: Float32Array) => {
-    const n = Math.sqrt(v.reduce((a, x) => a + x * x, 0)) || 1;
-    return v.map((x) => x / n);
-  };
+  const gauss = gaussian(r);
   const mean = unit(Float32Array.from({ length: D }, gauss));
   const basis = Array.from({ length: SUBSPACE }, () => Float32Array.from({ length: D }, gauss));
   const topics = Array.from({ length: 2000 }, () => {

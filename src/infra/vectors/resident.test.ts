@@ -53,6 +53,15 @@ async function agrees(index: VectorIndex, owner: string, stored: Map<string, Flo
   got.forEach((h, i) => expect(h.cosine).toBeCloseTo(exact[i]!.cosine, 5));
 }
 
+/** A resident index on a fresh database holding `n` vectors of `owner`, and what is stored. */
+async function filled(owner: string, n: number) {
+  const h = await open();
+  const index = await createVectorIndex(h, clock);
+  const all = Array.from({ length: n }, (_, i) => rec(owner, `${owner}${i}`, i + 1));
+  await index.upsert(all);
+  return { h, index, stored: new Map(all.map((r) => [r.itemId, r.vector])) };
+}
+
 test('codes are built from what is stored, then follow writes, replacements and removals', async () => {
   const h = await open();
   const stored = new Map<string, Float32Array>();
@@ -89,12 +98,7 @@ test('codes are built from what is stored, then follow writes, replacements and 
 });
 
 test('removing the nearest vectors (fewer than a fifth: no rebuild) still answers the full limit from the rest', async () => {
-  const h = await open();
-  const index = await createVectorIndex(h, clock);
-  const stored = new Map<string, Float32Array>();
-  const all = Array.from({ length: 1000 }, (_, i) => rec('dee', `d${i}`, i + 1));
-  await index.upsert(all);
-  for (const r of all) stored.set(r.itemId, r.vector);
+  const { index, stored } = await filled('dee', 1000);
   await agrees(index, 'dee', stored, 123, 10); // codes built
   // The 150 nearest to the query go: their codes stay (a drop is only counted) until a rebuild.
   const q = vec(123);
@@ -108,12 +112,7 @@ test('removing the nearest vectors (fewer than a fifth: no rebuild) still answer
 });
 
 test('a vector written in a transaction that rolls back is never answered', async () => {
-  const h = await open();
-  const index = await createVectorIndex(h, clock);
-  const stored = new Map<string, Float32Array>();
-  const base = Array.from({ length: 500 }, (_, i) => rec('cy', `c${i}`, i + 1));
-  await index.upsert(base);
-  for (const r of base) stored.set(r.itemId, r.vector);
+  const { h, index, stored } = await filled('cy', 500);
   await agrees(index, 'cy', stored, 5); // codes built
   const ghost = rec('cy', 'ghost', 31337);
   await expect(h.db.transaction().execute(async (trx) => {
