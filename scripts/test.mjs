@@ -32,6 +32,22 @@ const projects = [
     : { name: 'postgres', engine: 'PGlite', env: {}, args: process.env.SVC_TEST_WORKERS ? [] : [`--maxWorkers=${Math.min(3, availableParallelism())}`] },
 ];
 
+// Each failed test (or file that failed outside a test) as one line: file, name, the error's first line.
+function failuresOf(j) {
+  const cwd = `${process.cwd()}/`;
+  const lines = [];
+  for (const f of j.testResults) {
+    const file = f.name.startsWith(cwd) ? f.name.slice(cwd.length) : f.name;
+    const failed = f.assertionResults.filter((a) => a.status === 'failed');
+    for (const a of failed) lines.push(`${file} > ${a.fullName}: ${firstLine(a.failureMessages?.[0])}`);
+    if (failed.length === 0 && f.status === 'failed') lines.push(`${file}: ${firstLine(f.message)}`);
+  }
+  return lines;
+}
+function firstLine(text) {
+  return String(text ?? '').split('\n').find((l) => l.trim() !== '')?.trim().slice(0, 300) ?? '';
+}
+
 function run(p) {
   const out = `${outDir}/${p.name}.json`;
   rmSync(out, { force: true });
@@ -45,14 +61,14 @@ function run(p) {
   try {
     const j = JSON.parse(readFileSync(out, 'utf8'));
     return {
-      project: p.name, engine: p.engine, seconds, files: j.testResults.length,
+      project: p.name, engine: p.engine, seconds, files: j.testResults.length, failures: failuresOf(j),
       passed: j.numPassedTests,
       failed: j.numFailedTests + (j.success === false && j.numFailedTests === 0 ? 1 : 0),
       skipped: j.numPendingTests + j.numTodoTests,
     };
   } catch {
     // vitest died before writing results: count the run as one failure.
-    return { project: p.name, engine: p.engine, seconds, files: 0, passed: 0, failed: 1, skipped: 0, exit: r.status };
+    return { project: p.name, engine: p.engine, seconds, files: 0, passed: 0, failed: 1, skipped: 0, exit: r.status, failures: [`vitest exited with ${r.status} before writing results`] };
   }
 }
 
@@ -61,6 +77,7 @@ const sum = results.reduce((a, t) => ({ passed: a.passed + t.passed, failed: a.f
 writeFileSync(`${outDir}/summary.json`, `${JSON.stringify({ ...sum, projects: results }, null, 2)}\n`);
 
 if (summary) {
+  printFailures(results);
   const pad = (v, n) => String(v).padEnd(n);
   const lpad = (v, n) => String(v).padStart(n);
   process.stdout.write(`\n${pad('project', 10)}${pad('engine', 20)}${lpad('files', 6)}${lpad('passed', 8)}${lpad('failed', 8)}${lpad('skipped', 9)}${lpad('seconds', 9)}\n`);
@@ -69,6 +86,15 @@ if (summary) {
   }
   process.stdout.write(`\n${sum.passed} passed, ${sum.failed} failed, ${sum.skipped} skipped\n`);
 }
+// The failed tests, by project: the last lines of a long log name what failed.
+function printFailures(rs) {
+  for (const r of rs) {
+    if (!r.failures?.length) continue;
+    process.stdout.write(`\nfailed in ${r.project} (${r.engine}):\n`);
+    for (const line of r.failures) process.stdout.write(`  ${line}\n`);
+  }
+}
+
 if (existsSync(mismatches)) {
   const n = readFileSync(mismatches, 'utf8').trim().split('\n').length;
   process.stdout.write(`${n} response schema mismatch(es): see ${mismatches}\n`);

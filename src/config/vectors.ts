@@ -27,8 +27,8 @@ export const vectorsSettings = group('Embeddings and vector search', {
     { min: 100, max: 600_000 }),
   embeddingsThreads: int('SVC_EMBEDDINGS_THREADS', 2,
     'Worker threads running the local model (SVC_EMBEDDINGS=local), each with its own copy (~60 MB once loaded), and batches the ' +
-    'background indexer embeds side by side (any provider). Threads start on first use. A search\'s query goes to an idle thread, ahead of queued background batches; ' +
-    'when all are busy (local), to one more thread kept for searches, started the first time that happens.',
+    'background indexer embeds side by side (any provider). Threads start on first use. With more than one, they run at a lower CPU priority (Linux, nice 10), ' +
+    'and a search\'s query goes to an idle thread when all are idle, else to one more thread kept for searches at normal priority, started the first time that happens.',
     { min: 1, max: 16 }),
   embeddingsBatchSize: int('SVC_EMBEDDINGS_BATCH_SIZE', 32,
     'Most texts embedded in one model run (local) or one HTTP request (remote; TEI accepts 32 by default, OpenAI 2048; a remote request is also split to stay under 300,000 bytes of text, OpenAI\'s token limit per request). ' +

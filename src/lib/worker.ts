@@ -1,3 +1,5 @@
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 const bootstrap = new URL('./worker-bootstrap.mjs', import.meta.url);
@@ -10,4 +12,22 @@ const bootstrap = new URL('./worker-bootstrap.mjs', import.meta.url);
 export function spawnTsWorker(moduleUrl: URL, options: WorkerOptions & { data?: unknown } = {}): Worker {
   const { data, ...rest } = options;
   return new Worker(bootstrap, { ...rest, workerData: { __tsEntry: moduleUrl.href, data } });
+}
+
+/**
+ * Lowers the CPU priority of the calling thread alone by `nice` (Linux: setpriority on the thread's
+ * own id, read from /proc/thread-self; raising niceness needs no privilege). Background work in a
+ * worker thread then yields the cores to the event loop and to threads that serve requests. Returns
+ * false where the platform has no per-thread priority (the thread keeps its priority).
+ */
+export function lowerThreadPriority(nice: number): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (!Number.isInteger(tid) || tid <= 0) return false;
+    setPriority(tid, nice);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,7 +1,9 @@
 // The local embedder's batching with a stand-in thread (fixtures/poison-worker.ts: the same protocol
 // as local-worker.ts, no model), so a batch the model throws on can be produced on demand.
-import { afterEach, describe, expect, test } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { EmbeddingError, LocalEmbedder, LocalEmbedderPool, blamesInput } from './index';
+import { BACKGROUND_NICE } from './local';
 
 const workerUrl = new URL('./fixtures/poison-worker.ts', import.meta.url);
 let e: LocalEmbedder;
@@ -80,6 +82,44 @@ describe('local embedder pool: a search while every thread is busy', () => {
       // With an idle thread a query takes it: the search thread is not used.
       await pool.embed(['idle query'], { priority: 'query' });
       expect(pool.stats().search!.texts).toBe(2);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+/** The nice value of each thread of this process (Linux: field 19 of /proc/self/task/<tid>/stat). */
+function threadNices(): number[] {
+  return readdirSync('/proc/self/task').flatMap((tid) => {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+    } catch {
+      return []; // the thread ended meanwhile
+    }
+  });
+}
+
+describe.runIf(process.platform === 'linux')('local embedder pool: background threads at a lower priority', () => {
+  test('a search goes to the search thread while any background thread is busy; only background threads are niced', async () => {
+    const before = threadNices().filter((n) => n === BACKGROUND_NICE).length;
+    const pool = new LocalEmbedderPool({ batchSize: 1, timeoutMs: 10_000, workerUrl, threads: 2 });
+    try {
+      await pool.embed(['warm'], { priority: 'query' }); // all idle: a background thread takes it
+      expect(pool.stats().search).toBeUndefined();
+      const bulk = () => pool.embed(Array.from({ length: 200 }, (_, i) => `bulk ${i}`));
+      const first = bulk(); // one thread busy, the other idle
+      await pool.embed(['query one'], { priority: 'query' }); // starts the search thread
+      await first;
+      await vi.waitFor(() => expect(pool.stats().search).toMatchObject({ texts: 1, busy: false })); // its model is ready
+      const second = bulk();
+      await pool.embed(['query two'], { priority: 'query' });
+      expect(pool.stats().search!.texts).toBe(2); // its warm-up text and the second query: not the idle background thread
+      await second;
+      expect(pool.stats()).toMatchObject({ workerStarts: 2 });
+      // Two background threads niced, the search thread and this one not.
+      expect(threadNices().filter((n) => n === BACKGROUND_NICE).length - before).toBe(2);
+      expect(threadNices()[0]).toBe(0);
     } finally {
       await pool.close();
     }

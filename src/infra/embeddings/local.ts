@@ -44,6 +44,8 @@ export interface LocalEmbedderOptions {
   bulkBatchChars?: number;
   /** The thread's module (default local-worker.ts); tests give a stand-in that speaks its protocol. */
   workerUrl?: URL;
+  /** Lowers the thread's CPU priority by this much (Linux; LocalEmbedderPool's background threads). */
+  nice?: number;
 }
 
 interface Job {
@@ -179,7 +181,7 @@ export class LocalEmbedder implements Embedder {
 
   private start(): Worker {
     const w = spawnTsWorker(this.opts.workerUrl ?? new URL('./local-worker.ts', import.meta.url), {
-      data: { maxChars: LOCAL_MAX_CHARS },
+      data: { maxChars: LOCAL_MAX_CHARS, nice: this.opts.nice },
       // Weights live in WASM memory (outside the V8 heap); the heap itself stays small.
       resourceLimits: { maxOldGenerationSizeMb: 256 },
     });
@@ -265,12 +267,20 @@ export class LocalEmbedder implements Embedder {
 
 /**
  * Several LocalEmbedders, one worker thread each (SVC_EMBEDDINGS_THREADS): a call goes whole to the
- * least loaded thread (a search's query to an idle one when there is one), so background batches
- * run side by side. When every thread is busy, a search's query goes to one more thread kept for
- * searches (started the first time that happens, its model loaded meanwhile; until it is ready the
- * query waits on the least loaded thread as before): a query never waits behind a bulk batch, which
- * on a busy machine takes a few hundred ms. Threads start on first use.
+ * least loaded thread, so background batches run side by side. These threads run at a lower CPU
+ * priority (BACKGROUND_NICE, Linux): a bulk load being embedded yields the cores to the event loop
+ * and to searches. While any of them is busy, a search's query goes to one more thread kept for
+ * searches, at normal priority (started the first time that happens, its model loaded meanwhile;
+ * until it is ready the query waits on the least loaded thread): a query never waits behind a bulk
+ * batch, which on a busy machine takes a few hundred ms, nor runs beside one at low priority. When
+ * all are idle it goes to an idle one. Threads start on first use.
  */
+/**
+ * How much lower the pool's background threads run (a nice value: at 10 a thread gets about a
+ * tenth of the CPU time of a normal one when both want the same core, and all of it otherwise).
+ */
+export const BACKGROUND_NICE = 10;
+
 export class LocalEmbedderPool implements Embedder {
   readonly modelId: string;
   readonly dimensions = DIM;
@@ -280,7 +290,7 @@ export class LocalEmbedderPool implements Embedder {
   private next = 0;
 
   constructor(private readonly opts: LocalEmbedderOptions & { threads: number }) {
-    this.lanes = Array.from({ length: Math.max(1, opts.threads) }, () => new LocalEmbedder(opts));
+    this.lanes = Array.from({ length: Math.max(1, opts.threads) }, () => new LocalEmbedder({ ...opts, nice: BACKGROUND_NICE }));
     this.modelId = this.lanes[0]!.modelId;
   }
 
@@ -288,7 +298,7 @@ export class LocalEmbedderPool implements Embedder {
     let best = this.lanes[this.next % this.lanes.length]!;
     this.next++;
     for (const lane of this.lanes) if (lane.load() < best.load()) best = lane;
-    if (opts.priority === 'query' && best.load() > 0) {
+    if (opts.priority === 'query' && this.lanes.some((l) => l.load() > 0)) {
       const lane = this.searchLane ??= new LocalEmbedder(this.opts);
       if (lane.warmth() === 'ready') return lane.embed(texts, opts);
       if (lane.load() === 0) lane.embed([' ']).catch(() => undefined); // starts its thread and loads the model

@@ -1,0 +1,26 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, test } from 'vitest';
+import { spawnTsWorker } from './worker';
+
+const niceOf = (tid: number) => {
+  const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+};
+
+describe.runIf(process.platform === 'linux')('lowerThreadPriority', () => {
+  test('lowers the calling worker thread alone: the process keeps its priority', async () => {
+    const w = spawnTsWorker(new URL('./fixtures/nice-worker.ts', import.meta.url), { data: { nice: 7 } });
+    try {
+      const msg = await new Promise<{ applied: boolean; tid: number }>((resolve, reject) => {
+        w.once('message', resolve);
+        w.once('error', reject);
+      });
+      expect(msg.applied).toBe(true);
+      expect(msg.tid).not.toBe(process.pid);
+      expect(niceOf(msg.tid)).toBe(7);
+      expect(niceOf(process.pid)).toBe(0);
+    } finally {
+      await w.terminate();
+    }
+  });
+});
