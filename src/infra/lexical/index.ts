@@ -14,8 +14,10 @@
  *   On one owner's data the two engines rank alike (bench/retrieval: same top 10).
  * - `match` in 0..1 is the BM25 score over the sum of the query terms' IDFs: about 1 when a document
  *   holds every query term once at average length, less when it misses the rarer ones.
+ * - Each item's row keeps a hash of the text it was indexed from (`text_hash`): a put of the same
+ *   text again (a value written twice, a retried write) changes nothing and says so.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type SQLite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import { prepared, preparedWrite } from '../db/prepared';
@@ -35,8 +37,11 @@ export interface LexicalHit {
 
 export interface LexicalIndex {
   readonly kind: 'fts5' | 'postgres';
-  /** Indexes (or re-indexes) an item's text in the caller's transaction. */
-  put(q: Queryable, collection: string, ownerId: string, itemId: string, text: string): Promise<void>;
+  /**
+   * Indexes (or re-indexes) an item's text in the caller's transaction. False when the item is
+   * already indexed from this same text: nothing was written.
+   */
+  put(q: Queryable, collection: string, ownerId: string, itemId: string, text: string): Promise<boolean>;
   remove(q: Queryable, collection: string, ownerId: string, itemIds: string[]): Promise<void>;
   /** Best `limit` items of this owner for the query, best first. */
   query(collection: string, ownerId: string, text: string, limit: number): Promise<LexicalHit[]>;
@@ -49,6 +54,13 @@ const B = 0.75;
 /** Distinct terms stored per item (a tsvector holds at most 1 MB). */
 const MAX_DISTINCT_TERMS = 30_000;
 const ALL = '*';
+
+/**
+ * What `text_hash` is taken over besides the text: the terms' format. Change it with tokenize() (and
+ * re-index), so no row is kept as unchanged across a change of the terms a text gives.
+ */
+const TERMS_FORMAT = 'terms-1';
+const textHash = (text: string) => hash('sha1', `${TERMS_FORMAT}\n${text}`, 'base64');
 
 const tags = new Map<string, string>();
 /** Owners whose tags are remembered (a SHA-1 per write cost ~4 µs); the map starts over when full. */
@@ -112,15 +124,15 @@ export function scoredTerms(tagged: string[], df: Map<string, number>, n: number
 }
 
 // Sentinels of the compiled statements (prepared.ts): values no real call uses.
-const P = { collection: '\u0000collection', owner: '\u0000owner', item: '\u0000item', id: -987_654_321_000_101, len: -987_654_321_000_102, docs: -987_654_321_000_103, tokens: -987_654_321_000_104 };
+const P = { collection: '\u0000collection', owner: '\u0000owner', item: '\u0000item', hash: '\u0000hash', id: -987_654_321_000_101, len: -987_654_321_000_102, docs: -987_654_321_000_103, tokens: -987_654_321_000_104 };
 
 /** The statements of a put, compiled once per index (each write runs 5–6 of them). */
 function statements(db: Kysely<Database>, sqlite?: SQLite.Database) {
   return {
-    prev: prepared(db, P, (p) => db.selectFrom('lexical_docs').select(['id', 'doc_len'])
+    prev: prepared(db, P, (p) => db.selectFrom('lexical_docs').select(['id', 'doc_len', 'text_hash'])
       .where('collection', '=', p.collection).where('owner_id', '=', p.owner).where('item_id', '=', p.item), sqlite),
-    setLength: preparedWrite(db, P, (p) => db.updateTable('lexical_docs').set({ doc_len: p.len }).where('id', '=', p.id), sqlite),
-    insert: prepared(db, P, (p) => db.insertInto('lexical_docs').values({ collection: p.collection, owner_id: p.owner, item_id: p.item, doc_len: p.len } as never)
+    update: preparedWrite(db, P, (p) => db.updateTable('lexical_docs').set({ doc_len: p.len, text_hash: p.hash }).where('id', '=', p.id), sqlite),
+    insert: prepared(db, P, (p) => db.insertInto('lexical_docs').values({ collection: p.collection, owner_id: p.owner, item_id: p.item, doc_len: p.len, text_hash: p.hash } as never)
       .returning('id'), sqlite),
     bump: preparedWrite(db, P, (p) => db.insertInto('lexical_stats').values({ collection: p.collection, owner_id: p.owner, docs: p.docs, tokens: p.tokens })
       .onConflict((oc) => oc.columns(['collection', 'owner_id']).doUpdateSet({
@@ -151,19 +163,22 @@ abstract class BaseLexical {
     await (this.globalStats ? this.q.bumpWithAll : this.q.bump)({ collection, owner, docs, tokens }, q);
   }
 
-  async put(q: Queryable, collection: string, ownerId: string, itemId: string, text: string): Promise<void> {
-    const { length, counts } = countsOf(text);
+  async put(q: Queryable, collection: string, ownerId: string, itemId: string, text: string): Promise<boolean> {
+    const h = textHash(text);
     const [prev] = await this.q.prev({ collection, owner: ownerId, item: itemId }, q);
+    if (prev?.text_hash === h) return false;
+    const { length, counts } = countsOf(text);
     let id: number;
     if (prev) {
       id = Number(prev.id);
-      if (Number(prev.doc_len) !== length) await this.q.setLength({ id, len: length }, q);
+      await this.q.update({ id, len: length, hash: h }, q);
     } else {
-      const [row] = await this.q.insert({ collection, owner: ownerId, item: itemId, len: length }, q);
+      const [row] = await this.q.insert({ collection, owner: ownerId, item: itemId, len: length, hash: h }, q);
       id = Number(row!.id);
     }
     await this.writeTerms(q, id, ownerTag(collection, ownerId), counts, prev !== undefined);
     await this.bumpStats(q, collection, ownerId, prev ? 0 : 1, length - (prev ? Number(prev.doc_len) : 0));
+    return true;
   }
 
   async remove(q: Queryable, collection: string, ownerId: string, itemIds: string[]): Promise<void> {

@@ -115,6 +115,27 @@ describe.each(cases)('%s', (name, make) => {
     const st = await h.db.selectFrom('lexical_stats').select(['docs']).where('collection', '=', 'c').where('owner_id', '=', 'alice').executeTakeFirstOrThrow();
     expect(Number(st.docs)).toBe(3);
   });
+
+  test('the same text again writes nothing and says so; a changed text, or a row indexed before the hash was kept, is rewritten', async () => {
+    const stats = () => h.db.selectFrom('lexical_stats').select(['docs', 'tokens']).where('collection', '=', 'c').where('owner_id', '=', 'alice').executeTakeFirstOrThrow();
+    const row = () => h.db.selectFrom('lexical_docs').select(['doc_len', 'text_hash']).where('collection', '=', 'c').where('owner_id', '=', 'alice').where('item_id', '=', 'd1').executeTakeFirstOrThrow();
+    const before = { st: await stats(), row: await row() };
+    expect(before.row.text_hash).toMatch(/^[A-Za-z0-9+/]{27}=$/);
+    expect(await h.db.transaction().execute((trx) => lex.put(trx, 'c', 'alice', 'd1', DOCS[0][1]))).toBe(false);
+    expect({ st: await stats(), row: await row() }).toEqual(before);
+    expect((await lex.query('c', 'alice', 'restic', 10)).map((x) => x.itemId)).toEqual(['d1']);
+    // One word changed: rewritten; the old word no longer matches.
+    expect(await h.db.transaction().execute((trx) => lex.put(trx, 'c', 'alice', 'd1', DOCS[0][1].replace('restic', 'borg')))).toBe(true);
+    expect(await lex.query('c', 'alice', 'restic', 10)).toEqual([]);
+    expect((await lex.query('c', 'alice', 'borg', 10)).map((x) => x.itemId)).toEqual(['d1']);
+    expect((await row()).text_hash).not.toBe(before.row.text_hash);
+    // A row without a hash (indexed before migration 0107) is rewritten by the same text, and gets one.
+    await h.db.updateTable('lexical_docs').set({ text_hash: null }).where('collection', '=', 'c').where('item_id', '=', 'd1').execute();
+    expect(await h.db.transaction().execute((trx) => lex.put(trx, 'c', 'alice', 'd1', DOCS[0][1]))).toBe(true);
+    expect((await row()).text_hash).toBe(before.row.text_hash);
+    expect((await lex.query('c', 'alice', 'restic', 10)).map((x) => x.itemId)).toEqual(['d1']);
+    expect(await stats()).toEqual(before.st);
+  });
 });
 
 test('both engines rank the same data alike', () => {

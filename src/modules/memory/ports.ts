@@ -17,7 +17,7 @@ export interface MemoryMeter {
 export interface MemorySemantic {
   /** Why search cannot run (no embedder, no vector index), or undefined when it can. */
   unavailableReason(): string | undefined;
-  /** In the writer's transaction: indexes the key's words and queues its (new) vector. */
+  /** In the writer's transaction: indexes the key's words and queues its vector, when its text is not the one already indexed. */
   indexWrite(trx: Trx, agentId: string, key: string, value: unknown, opts?: { wordsOnly?: boolean }): Promise<void>;
   /** In the writer's transaction: these keys have no live value any more. */
   forget(trx: Trx, agentId: string, keys: string[]): Promise<void>;

@@ -48,8 +48,10 @@ export function createMemorySemantic(deps: {
       return undefined;
     },
     async indexWrite(trx, agentId, key, value, opts) {
-      await lexical.put(trx, MEMORY_COLLECTION, agentId, key, textForEmbedding(key, value, LEXICAL_MAX_CHARS));
-      if (!opts?.wordsOnly) await indexer?.enqueue(trx, MEMORY_COLLECTION, agentId, [key]);
+      const changed = await lexical.put(trx, MEMORY_COLLECTION, agentId, key, textForEmbedding(key, value, LEXICAL_MAX_CHARS));
+      // The same text as the indexed one (a value written again): its vectors, made or queued, stand
+      // (the embedded text is a prefix of the indexed one).
+      if (changed && !opts?.wordsOnly) await indexer?.enqueue(trx, MEMORY_COLLECTION, agentId, [key]);
     },
     async forget(trx, agentId, keys) {
       await lexical.remove(trx, MEMORY_COLLECTION, agentId, keys);

@@ -109,6 +109,8 @@ export interface LexicalDocsTable {
   owner_id: string;
   item_id: string;
   doc_len: number;
+  /** Hash of the text the terms were made from (src/infra/lexical); null in rows indexed before it was kept. */
+  text_hash: string | null;
   // PostgreSQL only: tsv tsvector (written with raw SQL).
 }
 
