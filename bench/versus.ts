@@ -1,7 +1,7 @@
 /**
  * The same requests against this checkout and an older one, both in this process, in the same run:
  * authenticated GET /v1/me, GET /v1/memory/{key} and durable PUT /v1/memory/{key} (5,000 keys of
- * note-like text, cycled; the agent on an uncapped tier) (req/s over loopback, autocannon), rounds
+ * note-like text, cycled; then the same with a new text in every write; the agent on an uncapped tier) (req/s over loopback, autocannon), rounds
  * with the order rotated, the median of the per-round ratios new ÷ old. For a change that should
  * cost nothing on the hot paths (response schemas and their compiled serialisers: target ≥ 100 %),
  * or little on writes (the lexical index written in each PUT's transaction: target ≥ 90 %). Both
@@ -13,6 +13,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type autocannon from 'autocannon';
 import type { Kysely } from 'kysely';
 import { drive, interleaved, median, percent, putRequests, registerAgent, type Measured } from './harness';
 
@@ -61,6 +62,16 @@ try {
     const opts = { url: c.url, headers, requests, duration: SECONDS };
     await drive('warm-up', { ...opts, duration: 2 });
     subjects.push(() => drive(`PUT /v1/memory/{key} ${c.label}`, opts));
+    // The same keys, each write's text new (a counter put in by autocannon's setupRequest, ~26 µs per
+    // request on this thread, paid alike by both checkouts): every PUT re-indexes its words and queues
+    // an embedding. Above, the connections cycle the same 5,000 values, so most writes repeat the
+    // text already stored.
+    let run = 0;
+    const changing = putRequests('notes.c', 5000, (i) => ({ text: `Deploy of billing-api ${i} moved to Thursday after run RUN on host web-${i % 13}`, seq: i }))
+      .map((r) => ({ ...r, setupRequest: (req: autocannon.Request): autocannon.Request => ({ ...req, body: String(req.body).replace('RUN', String(++run)) }) }));
+    const changed = { url: c.url, headers, requests: changing, duration: SECONDS };
+    await drive('warm-up', { ...changed, duration: 2 });
+    subjects.push(() => drive(`PUT /v1/memory/{key}, changed value ${c.label}`, changed));
   }
   const per = subjects.length / checkouts.length;
   const rounds = await interleaved(subjects, ROUNDS);
