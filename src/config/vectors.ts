@@ -27,9 +27,14 @@ export const vectorsSettings = group('Embeddings and vector search', {
     { min: 100, max: 600_000 }),
   embeddingsThreads: int('SVC_EMBEDDINGS_THREADS', 2,
     'Worker threads running the local model (SVC_EMBEDDINGS=local), each with its own copy (~60 MB once loaded), and batches the ' +
-    'background indexer embeds side by side (any provider). Threads start on first use. With more than one, they run at a lower CPU priority (Linux, nice 10), ' +
-    'and a search\'s query goes to an idle thread when all are idle, else to one more thread kept for searches at normal priority, started the first time that happens.',
+    'background indexer embeds side by side (any provider). Threads start on first use. A search\'s query goes to an idle thread when all are idle, ' +
+    'else (local) to one more thread kept for searches, started the first time that happens.',
     { min: 1, max: 16 }),
+  embeddingsBackgroundNice: int('SVC_EMBEDDINGS_BACKGROUND_NICE', 0,
+    'Linux, local model with SVC_EMBEDDINGS_THREADS > 1: how much lower the CPU priority of the background embedding threads is (a nice value; the ' +
+    'search thread keeps normal priority). 10: requests served during a bulk load answer about twice as fast, and the load is embedded up to 1.5× slower ' +
+    '(docs/embeddings.md). 0: all threads at the process\'s priority.',
+    { min: 0, max: 19 }),
   embeddingsBatchSize: int('SVC_EMBEDDINGS_BATCH_SIZE', 32,
     'Most texts embedded in one model run (local) or one HTTP request (remote; TEI accepts 32 by default, OpenAI 2048; a remote request is also split to stay under 300,000 bytes of text, OpenAI\'s token limit per request). ' +
     'Larger inputs are split; concurrent small requests are coalesced up to this size.',

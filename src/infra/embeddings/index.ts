@@ -28,7 +28,9 @@ export function createEmbedder(cfg: Config['vectors']): Embedder | undefined {
       return undefined;
     case 'local':
       return cfg.embeddingsThreads > 1
-        ? new LocalEmbedderPool({ batchSize: cfg.embeddingsBatchSize, timeoutMs: cfg.embeddingsTimeoutMs, threads: cfg.embeddingsThreads })
+        ? new LocalEmbedderPool({
+          batchSize: cfg.embeddingsBatchSize, timeoutMs: cfg.embeddingsTimeoutMs, threads: cfg.embeddingsThreads, backgroundNice: cfg.embeddingsBackgroundNice,
+        })
         : new LocalEmbedder({ batchSize: cfg.embeddingsBatchSize, timeoutMs: cfg.embeddingsTimeoutMs });
     case 'openai': {
       const dimensions = cfg.embeddingsDimensions || KNOWN_DIMENSIONS[cfg.embeddingsModel];

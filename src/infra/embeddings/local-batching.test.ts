@@ -3,7 +3,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { EmbeddingError, LocalEmbedder, LocalEmbedderPool, blamesInput } from './index';
-import { BACKGROUND_NICE } from './local';
 
 const workerUrl = new URL('./fixtures/poison-worker.ts', import.meta.url);
 let e: LocalEmbedder;
@@ -100,10 +99,11 @@ function threadNices(): number[] {
   });
 }
 
+const NICE = 10;
 describe.runIf(process.platform === 'linux')('local embedder pool: background threads at a lower priority', () => {
   test('a search goes to the search thread while any background thread is busy; only background threads are niced', async () => {
-    const before = threadNices().filter((n) => n === BACKGROUND_NICE).length;
-    const pool = new LocalEmbedderPool({ batchSize: 1, timeoutMs: 10_000, workerUrl, threads: 2 });
+    const before = threadNices().filter((n) => n === NICE).length;
+    const pool = new LocalEmbedderPool({ batchSize: 1, timeoutMs: 10_000, workerUrl, threads: 2, backgroundNice: NICE });
     try {
       await pool.embed(['warm'], { priority: 'query' }); // all idle: a background thread takes it
       expect(pool.stats().search).toBeUndefined();
@@ -118,8 +118,21 @@ describe.runIf(process.platform === 'linux')('local embedder pool: background th
       await second;
       expect(pool.stats()).toMatchObject({ workerStarts: 2 });
       // Two background threads niced, the search thread and this one not.
-      expect(threadNices().filter((n) => n === BACKGROUND_NICE).length - before).toBe(2);
+      expect(threadNices().filter((n) => n === NICE).length - before).toBe(2);
       expect(threadNices()[0]).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('by default (SVC_EMBEDDINGS_BACKGROUND_NICE=0) no thread is niced', async () => {
+    const niced = () => threadNices().filter((n) => n !== 0).length;
+    const before = niced();
+    const pool = new LocalEmbedderPool({ batchSize: 1, timeoutMs: 10_000, workerUrl, threads: 2 });
+    try {
+      await Promise.all([pool.embed(['a']), pool.embed(['b'])]);
+      expect(pool.stats()).toMatchObject({ workerStarts: 2 });
+      expect(niced()).toBe(before);
     } finally {
       await pool.close();
     }

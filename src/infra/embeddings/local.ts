@@ -267,20 +267,16 @@ export class LocalEmbedder implements Embedder {
 
 /**
  * Several LocalEmbedders, one worker thread each (SVC_EMBEDDINGS_THREADS): a call goes whole to the
- * least loaded thread, so background batches run side by side. These threads run at a lower CPU
- * priority (BACKGROUND_NICE, Linux): a bulk load being embedded yields the cores to the event loop
- * and to searches. While any of them is busy, a search's query goes to one more thread kept for
- * searches, at normal priority (started the first time that happens, its model loaded meanwhile;
- * until it is ready the query waits on the least loaded thread): a query never waits behind a bulk
- * batch, which on a busy machine takes a few hundred ms, nor runs beside one at low priority. When
- * all are idle it goes to an idle one. Threads start on first use.
+ * least loaded thread, so background batches run side by side. While any of them is busy, a search's
+ * query goes to one more thread kept for searches (started the first time that happens, its model
+ * loaded meanwhile; until it is ready the query waits on the least loaded thread): a query never
+ * waits behind a bulk batch, which on a busy machine takes a few hundred ms. When all are idle it
+ * goes to an idle one. Threads start on first use.
+ *
+ * `backgroundNice` (SVC_EMBEDDINGS_BACKGROUND_NICE, Linux) lowers the CPU priority of the background
+ * threads, not the search thread's: a bulk load being embedded then yields the cores to the event
+ * loop and to searches (docs/embeddings.md has what it gains and costs).
  */
-/**
- * How much lower the pool's background threads run (a nice value: at 10 a thread gets about a
- * tenth of the CPU time of a normal one when both want the same core, and all of it otherwise).
- */
-export const BACKGROUND_NICE = 10;
-
 export class LocalEmbedderPool implements Embedder {
   readonly modelId: string;
   readonly dimensions = DIM;
@@ -289,8 +285,8 @@ export class LocalEmbedderPool implements Embedder {
   private searchLane?: LocalEmbedder;
   private next = 0;
 
-  constructor(private readonly opts: LocalEmbedderOptions & { threads: number }) {
-    this.lanes = Array.from({ length: Math.max(1, opts.threads) }, () => new LocalEmbedder({ ...opts, nice: BACKGROUND_NICE }));
+  constructor(private readonly opts: LocalEmbedderOptions & { threads: number; backgroundNice?: number }) {
+    this.lanes = Array.from({ length: Math.max(1, opts.threads) }, () => new LocalEmbedder({ ...opts, nice: opts.backgroundNice }));
     this.modelId = this.lanes[0]!.modelId;
   }
 
@@ -299,7 +295,7 @@ export class LocalEmbedderPool implements Embedder {
     this.next++;
     for (const lane of this.lanes) if (lane.load() < best.load()) best = lane;
     if (opts.priority === 'query' && this.lanes.some((l) => l.load() > 0)) {
-      const lane = this.searchLane ??= new LocalEmbedder(this.opts);
+      const lane = this.searchLane ??= new LocalEmbedder({ ...this.opts, nice: undefined });
       if (lane.warmth() === 'ready') return lane.embed(texts, opts);
       if (lane.load() === 0) lane.embed([' ']).catch(() => undefined); // starts its thread and loads the model
     }
