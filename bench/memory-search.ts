@@ -17,6 +17,7 @@ import { registerAgent, startSvc } from './harness';
  *     KNN, and the exact scan for comparison), p50/p95.
  *
  *   npx tsx bench/memory-search.ts [--memories 10000] [--queries 200]
+ *   (SVC_EMBEDDINGS_BACKGROUND_NICE from the environment, default 0: docs/embeddings.md)
  */
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(name);
@@ -54,6 +55,7 @@ function distractors(n: number): { key: string; value: unknown }[] {
 const svc = await startSvc({
   SVC_EMBEDDINGS: 'local', SVC_MEMORY_RATE_PER_MINUTE: '0', SVC_METERING_ENABLED: 'false', SVC_MEMORY_INDEX_INTERVAL_MS: '20',
   SVC_EMBEDDINGS_BATCH_SIZE: '64', SVC_EMBEDDINGS_TIMEOUT_MS: '600000',
+  SVC_EMBEDDINGS_BACKGROUND_NICE: process.env.SVC_EMBEDDINGS_BACKGROUND_NICE ?? '0',
 });
 const db = svc.svc.database.db;
 try {
