@@ -32,7 +32,7 @@ export const vectorsSettings = group('Embeddings and vector search', {
     { min: 1, max: 16 }),
   embeddingsBackgroundNice: int('SVC_EMBEDDINGS_BACKGROUND_NICE', 0,
     'Linux, local model with SVC_EMBEDDINGS_THREADS > 1: how much lower the CPU priority of the background embedding threads is (a nice value; the ' +
-    'search thread keeps normal priority). 10: requests served during a bulk load answer about twice as fast, and the load is embedded up to 1.5× slower ' +
+    'search thread keeps normal priority and takes every query while any background thread is busy). 10: requests served during a bulk load answer about twice as fast, and the load is embedded up to 1.5× slower ' +
     '(docs/embeddings.md). 0: all threads at the process\'s priority.',
     { min: 0, max: 19 }),
   embeddingsBatchSize: int('SVC_EMBEDDINGS_BATCH_SIZE', 32,

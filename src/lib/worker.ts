@@ -1,5 +1,5 @@
 import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 const bootstrap = new URL('./worker-bootstrap.mjs', import.meta.url);
@@ -25,7 +25,7 @@ export function lowerThreadPriority(nice: number): boolean {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
     if (!Number.isInteger(tid) || tid <= 0) return false;
-    setPriority(tid, nice);
+    setPriority(tid, Math.min(19, getPriority(tid) + nice));
     return true;
   } catch {
     return false;

@@ -125,13 +125,17 @@ describe.runIf(process.platform === 'linux')('local embedder pool: background th
     }
   });
 
-  test('by default (SVC_EMBEDDINGS_BACKGROUND_NICE=0) no thread is niced', async () => {
+  test('by default (SVC_EMBEDDINGS_BACKGROUND_NICE=0) no thread is niced, and a search takes an idle background thread', async () => {
     const niced = () => threadNices().filter((n) => n !== 0).length;
     const before = niced();
     const pool = new LocalEmbedderPool({ batchSize: 1, timeoutMs: 10_000, workerUrl, threads: 2 });
     try {
       await Promise.all([pool.embed(['a']), pool.embed(['b'])]);
       expect(pool.stats()).toMatchObject({ workerStarts: 2 });
+      const bulk = pool.embed(Array.from({ length: 200 }, (_, i) => `bulk ${i}`)); // one thread busy
+      await pool.embed(['query'], { priority: 'query' });
+      await bulk;
+      expect(pool.stats().search).toBeUndefined(); // the idle background thread answered it
       expect(niced()).toBe(before);
     } finally {
       await pool.close();

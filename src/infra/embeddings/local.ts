@@ -267,15 +267,16 @@ export class LocalEmbedder implements Embedder {
 
 /**
  * Several LocalEmbedders, one worker thread each (SVC_EMBEDDINGS_THREADS): a call goes whole to the
- * least loaded thread, so background batches run side by side. While any of them is busy, a search's
- * query goes to one more thread kept for searches (started the first time that happens, its model
- * loaded meanwhile; until it is ready the query waits on the least loaded thread): a query never
- * waits behind a bulk batch, which on a busy machine takes a few hundred ms. When all are idle it
- * goes to an idle one. Threads start on first use.
+ * least loaded thread (a search's query to an idle one when there is one), so background batches
+ * run side by side. When every thread is busy, a search's query goes to one more thread kept for
+ * searches (started the first time that happens, its model loaded meanwhile; until it is ready the
+ * query waits on the least loaded thread): a query never waits behind a bulk batch, which on a busy
+ * machine takes a few hundred ms. Threads start on first use.
  *
- * `backgroundNice` (SVC_EMBEDDINGS_BACKGROUND_NICE, Linux) lowers the CPU priority of the background
- * threads, not the search thread's: a bulk load being embedded then yields the cores to the event
- * loop and to searches (docs/embeddings.md has what it gains and costs).
+ * `backgroundNice` (SVC_EMBEDDINGS_BACKGROUND_NICE, Linux) lowers the CPU priority of those threads,
+ * not the search thread's: a bulk load being embedded then yields the cores to the event loop and to
+ * searches (docs/embeddings.md has what it gains and costs). A query then goes to the search thread
+ * as soon as any of them is busy, so it never runs at low priority beside a bulk batch.
  */
 export class LocalEmbedderPool implements Embedder {
   readonly modelId: string;
@@ -294,7 +295,8 @@ export class LocalEmbedderPool implements Embedder {
     let best = this.lanes[this.next % this.lanes.length]!;
     this.next++;
     for (const lane of this.lanes) if (lane.load() < best.load()) best = lane;
-    if (opts.priority === 'query' && this.lanes.some((l) => l.load() > 0)) {
+    const busy = this.opts.backgroundNice ? this.lanes.some((l) => l.load() > 0) : best.load() > 0;
+    if (opts.priority === 'query' && busy) {
       const lane = this.searchLane ??= new LocalEmbedder({ ...this.opts, nice: undefined });
       if (lane.warmth() === 'ready') return lane.embed(texts, opts);
       if (lane.load() === 0) lane.embed([' ']).catch(() => undefined); // starts its thread and loads the model
