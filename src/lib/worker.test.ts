@@ -1,11 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { spawnTsWorker } from './worker';
-
-const niceOf = (tid: number) => {
-  const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-};
+import { niceOf } from './fixtures/thread-nice';
 
 describe.runIf(process.platform === 'linux')('lowerThreadPriority', () => {
   test('lowers the calling worker thread alone: the process keeps its priority', async () => {

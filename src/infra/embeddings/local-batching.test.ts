@@ -1,8 +1,8 @@
 // The local embedder's batching with a stand-in thread (fixtures/poison-worker.ts: the same protocol
 // as local-worker.ts, no model), so a batch the model throws on can be produced on demand.
-import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { EmbeddingError, LocalEmbedder, LocalEmbedderPool, blamesInput } from './index';
+import { threadNices } from '../../lib/fixtures/thread-nice';
 
 const workerUrl = new URL('./fixtures/poison-worker.ts', import.meta.url);
 let e: LocalEmbedder;
@@ -86,18 +86,6 @@ describe('local embedder pool: a search while every thread is busy', () => {
     }
   });
 });
-
-/** The nice value of each thread of this process (Linux: field 19 of /proc/self/task/<tid>/stat). */
-function threadNices(): number[] {
-  return readdirSync('/proc/self/task').flatMap((tid) => {
-    try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
-    } catch {
-      return []; // the thread ended meanwhile
-    }
-  });
-}
 
 const NICE = 10;
 describe.runIf(process.platform === 'linux')('local embedder pool: background threads at a lower priority', () => {
