@@ -74,6 +74,8 @@ describe('local embedder pool: a search while every thread is busy', () => {
       expect(q1).toHaveLength(512);
       await first;
       expect(pool.stats().search).toMatchObject({ workerStarts: 1 });
+      // Its model is ready once it has answered its warm-up text (a thread start takes longer on a busy machine).
+      await vi.waitFor(() => expect(pool.stats().search).toMatchObject({ texts: 1, busy: false }), { timeout: 20_000 });
       const second = bulk();
       await pool.embed(['second query'], { priority: 'query' });
       expect(pool.stats().search!.texts).toBe(2); // the warm-up text and this query
@@ -99,7 +101,7 @@ describe.runIf(process.platform === 'linux')('local embedder pool: background th
       const first = bulk(); // one thread busy, the other idle
       await pool.embed(['query one'], { priority: 'query' }); // starts the search thread
       await first;
-      await vi.waitFor(() => expect(pool.stats().search).toMatchObject({ texts: 1, busy: false })); // its model is ready
+      await vi.waitFor(() => expect(pool.stats().search).toMatchObject({ texts: 1, busy: false }), { timeout: 20_000 }); // its model is ready
       const second = bulk();
       await pool.embed(['query two'], { priority: 'query' });
       expect(pool.stats().search!.texts).toBe(2); // its warm-up text and the second query: not the idle background thread
