@@ -1,11 +1,13 @@
 /**
  * The same requests against this checkout and an older one, both in this process, in the same run:
  * authenticated GET /v1/me, GET /v1/memory/{key} and durable PUT /v1/memory/{key} (5,000 keys of
- * note-like text, cycled; then the same with a new text in every write; the agent on an uncapped tier) (req/s over loopback, autocannon), rounds
- * with the order rotated, the median of the per-round ratios new ÷ old. For a change that should
- * cost nothing on the hot paths (response schemas and their compiled serialisers: target ≥ 100 %),
- * or little on writes (the lexical index written in each PUT's transaction: target ≥ 90 %). Both
- * run the local embedder's outbox writes; its background loop does not run during the rounds.
+ * note-like text, cycled; then 5,000 other keys, each written once first, with a new text in every
+ * write and the keys spread; the agent on an uncapped tier) (req/s over loopback, autocannon),
+ * rounds with the order rotated, the median of the per-round ratios new ÷ old. For a change that
+ * should cost nothing on the hot paths (response schemas and their compiled serialisers: target ≥
+ * 100 %), or little on writes (the lexical index: target ≥ 90 %). Both run the local embedder's
+ * outbox writes; its background loop does not run during the rounds. `ONLY=changed` runs only the
+ * workloads whose name holds that text.
  *
  *   git worktree add /tmp/svc-base <commit> && ln -s "$PWD/node_modules" /tmp/svc-base/node_modules
  *   BASE=/tmp/svc-base npx tsx bench/versus.ts     # ROUNDS (default 5), SECONDS (default 5)
@@ -19,6 +21,8 @@ import { drive, interleaved, median, percent, putRequests, registerAgent, type M
 
 const BASE = process.env.BASE;
 if (!BASE) throw new Error('BASE=<path of the older checkout> is required');
+/** Only the workloads whose name contains this (e.g. `changed`). */
+const ONLY = process.env.ONLY ?? '';
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SECONDS = Number(process.env.SECONDS ?? 5);
 
@@ -56,22 +60,32 @@ try {
     for (const [path, name] of [['/v1/me', 'GET /v1/me'], ['/v1/memory/profile.settings', 'GET /v1/memory/{key}']] as const) {
       const opts = { url: `${c.url}${path}`, headers: { authorization: headers.authorization }, duration: SECONDS };
       await drive('warm-up', { ...opts, duration: 2 });
-      subjects.push(() => drive(`${name} ${c.label}`, opts));
+      if (name.includes(ONLY)) subjects.push(() => drive(`${name} ${c.label}`, opts));
     }
     const requests = putRequests('notes.n', 5000, (i) => ({ text: `Deploy of billing-api ${i} moved to Thursday after the ${i % 7 ? 'load' : 'smoke'} test on host web-${i % 13}`, seq: i }));
     const opts = { url: c.url, headers, requests, duration: SECONDS };
     await drive('warm-up', { ...opts, duration: 2 });
-    subjects.push(() => drive(`PUT /v1/memory/{key} ${c.label}`, opts));
-    // The same keys, each write's text new (a counter put in by autocannon's setupRequest, ~26 µs per
-    // request on this thread, paid alike by both checkouts): every PUT re-indexes its words and queues
-    // an embedding. Above, the connections cycle the same 5,000 values, so most writes repeat the
-    // text already stored.
+    if ('PUT /v1/memory/{key}'.includes(ONLY)) subjects.push(() => drive(`PUT /v1/memory/{key} ${c.label}`, opts));
+    // 5,000 other keys, each write's text new and its key spread over them (a counter put in by
+    // autocannon's setupRequest, ~26 µs per request on this thread, paid alike by both checkouts):
+    // every PUT re-indexes its words and queues an embedding. Above, the connections cycle the same
+    // 5,000 values in step, so most writes repeat the text already stored and the writes in flight
+    // at one time often share a key.
     let run = 0;
-    const changing = putRequests('notes.c', 5000, (i) => ({ text: `Deploy of billing-api ${i} moved to Thursday after run RUN on host web-${i % 13}`, seq: i }))
-      .map((r) => ({ ...r, setupRequest: (req: autocannon.Request): autocannon.Request => ({ ...req, body: String(req.body).replace('RUN', String(++run)) }) }));
+    const changing = putRequests('notes.c', 1, () => null).map((r) => ({
+      ...r,
+      setupRequest: (req: autocannon.Request): autocannon.Request => {
+        const i = (++run * 2_654_435_761) % 5000;
+        return { ...req, path: `/v1/memory/notes.c${i}`, body: JSON.stringify({ value: { text: `Deploy of billing-api ${i} moved to Thursday after run ${run} on host web-${i % 13}`, seq: i } }) };
+      },
+    }));
     const changed = { url: c.url, headers, requests: changing, duration: SECONDS };
+    // Every key written once first, so the rounds change stored values rather than add keys.
+    let fill = 0;
+    const filling = changing.map((r) => ({ ...r, setupRequest: (req: autocannon.Request) => ({ ...req, path: `/v1/memory/notes.c${fill++ % 5000}`, body: JSON.stringify({ value: { text: `first ${fill}` } }) }) }));
+    await drive('fill', { url: c.url, headers, requests: filling, amount: 5000 });
     await drive('warm-up', { ...changed, duration: 2 });
-    subjects.push(() => drive(`PUT /v1/memory/{key}, changed value ${c.label}`, changed));
+    if ('PUT /v1/memory/{key}, changed value'.includes(ONLY)) subjects.push(() => drive(`PUT /v1/memory/{key}, changed value ${c.label}`, changed));
   }
   const per = subjects.length / checkouts.length;
   const rounds = await interleaved(subjects, ROUNDS);

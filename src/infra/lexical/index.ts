@@ -21,8 +21,10 @@ import { createHash, hash } from 'node:crypto';
 import type SQLite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import { prepared, preparedWrite } from '../db/prepared';
+import type { CommitSync } from '../db/commit-sync';
 import type { Database } from '../db/schema';
 import type { Queryable } from '../vectors/types';
+import { flushTransaction, PendingTerms } from './pending';
 import { queryTerms, termCounts, tokenize } from './tokens';
 
 export { normalizeText, tokenize, queryTerms } from './tokens';
@@ -45,6 +47,8 @@ export interface LexicalIndex {
   remove(q: Queryable, collection: string, ownerId: string, itemIds: string[]): Promise<void>;
   /** Best `limit` items of this owner for the query, best first. */
   query(collection: string, ownerId: string, text: string, limit: number): Promise<LexicalHit[]>;
+  /** Resolves once every write so far is in the engine's own index (SQLite: FTS5, see pending.ts; PostgreSQL: at once). */
+  settle(): Promise<void>;
   /** Item ids of this collection and owner among `itemIds` that are indexed. */
   indexed(collection: string, ownerId: string, itemIds: string[]): Promise<Set<string>>;
 }
@@ -124,16 +128,15 @@ export function scoredTerms(tagged: string[], df: Map<string, number>, n: number
 }
 
 // Sentinels of the compiled statements (prepared.ts): values no real call uses.
-const P = { collection: '\u0000collection', owner: '\u0000owner', item: '\u0000item', hash: '\u0000hash', id: -987_654_321_000_101, len: -987_654_321_000_102, docs: -987_654_321_000_103, tokens: -987_654_321_000_104 };
+const P = { collection: '\u0000collection', owner: '\u0000owner', item: '\u0000item', hash: '\u0000hash', terms: '\u0000terms', id: -987_654_321_000_101, len: -987_654_321_000_102, docs: -987_654_321_000_103, tokens: -987_654_321_000_104 };
 
-/** The statements of a put, compiled once per index (each write runs 5–6 of them). */
+type DocRow = { collection: string; owner: string; item: string; len: number; hash: string };
+
+/** The statements of a put both engines run, compiled once per index. */
 function statements(db: Kysely<Database>, sqlite?: SQLite.Database) {
   return {
     prev: prepared(db, P, (p) => db.selectFrom('lexical_docs').select(['id', 'doc_len', 'text_hash'])
       .where('collection', '=', p.collection).where('owner_id', '=', p.owner).where('item_id', '=', p.item), sqlite),
-    update: preparedWrite(db, P, (p) => db.updateTable('lexical_docs').set({ doc_len: p.len, text_hash: p.hash }).where('id', '=', p.id), sqlite),
-    insert: prepared(db, P, (p) => db.insertInto('lexical_docs').values({ collection: p.collection, owner_id: p.owner, item_id: p.item, doc_len: p.len, text_hash: p.hash } as never)
-      .returning('id'), sqlite),
     bump: preparedWrite(db, P, (p) => db.insertInto('lexical_stats').values({ collection: p.collection, owner_id: p.owner, docs: p.docs, tokens: p.tokens })
       .onConflict((oc) => oc.columns(['collection', 'owner_id']).doUpdateSet({
         docs: sql`lexical_stats.docs + ${p.docs}`, tokens: sql`lexical_stats.tokens + ${p.tokens}`,
@@ -153,7 +156,8 @@ abstract class BaseLexical {
   constructor(protected readonly db: Kysely<Database>, sqlite?: SQLite.Database) {
     this.q = statements(db, sqlite);
   }
-  protected abstract writeTerms(q: Queryable, id: number, tag: string, counts: Map<string, number>, existed: boolean): Promise<void>;
+  /** Writes the item's row (`id`: the row there is) and its terms. */
+  protected abstract writeDoc(q: Queryable, id: number | undefined, row: DocRow, tag: string, counts: Map<string, number>): Promise<void>;
   protected abstract dropTerms(q: Queryable, ids: number[]): Promise<void>;
   /** Also counted under ('*', '*') (SQLite: FTS5's own N is over the whole table). */
   protected abstract readonly globalStats: boolean;
@@ -168,15 +172,7 @@ abstract class BaseLexical {
     const [prev] = await this.q.prev({ collection, owner: ownerId, item: itemId }, q);
     if (prev?.text_hash === h) return false;
     const { length, counts } = countsOf(text);
-    let id: number;
-    if (prev) {
-      id = Number(prev.id);
-      await this.q.update({ id, len: length, hash: h }, q);
-    } else {
-      const [row] = await this.q.insert({ collection, owner: ownerId, item: itemId, len: length, hash: h }, q);
-      id = Number(row!.id);
-    }
-    await this.writeTerms(q, id, ownerTag(collection, ownerId), counts, prev !== undefined);
+    await this.writeDoc(q, prev ? Number(prev.id) : undefined, { collection, owner: ownerId, item: itemId, len: length, hash: h }, ownerTag(collection, ownerId), counts);
     await this.bumpStats(q, collection, ownerId, prev ? 0 : 1, length - (prev ? Number(prev.doc_len) : 0));
     return true;
   }
@@ -203,35 +199,38 @@ abstract class BaseLexical {
 class Fts5Lexical extends BaseLexical implements LexicalIndex {
   readonly kind = 'fts5' as const;
   protected readonly globalStats = true;
+  private readonly pending: PendingTerms;
+  private readonly fq;
 
-  private fts?: { drop: SQLite.Statement; insert: SQLite.Statement };
-
-  constructor(db: Kysely<Database>, private readonly sqlite?: SQLite.Database) {
+  constructor(db: Kysely<Database>, sqlite: SQLite.Database, commits?: Pick<CommitSync, 'transaction'>) {
     super(db, sqlite);
+    this.pending = new PendingTerms(db, sqlite, flushTransaction(db, commits));
+    // The terms wait in the item's row (pending.ts); a new row has no FTS5 row yet.
+    this.fq = {
+      update: preparedWrite(db, P, (p) => db.updateTable('lexical_docs').set({ doc_len: p.len, text_hash: p.hash, pending_terms: p.terms }).where('id', '=', p.id), sqlite),
+      insert: preparedWrite(db, P, (p) => db.insertInto('lexical_docs')
+        .values({ collection: p.collection, owner_id: p.owner, item_id: p.item, doc_len: p.len, text_hash: p.hash, pending_terms: p.terms, in_fts: 0 } as never), sqlite),
+    };
   }
 
-  protected async writeTerms(q: Queryable, id: number, tag: string, counts: Map<string, number>, existed: boolean) {
-    let text = '';
+  protected async writeDoc(q: Queryable, id: number | undefined, row: DocRow, tag: string, counts: Map<string, number>) {
+    let terms = '';
     for (const [term, n] of counts) {
       const t = `${tag}${term} `;
-      text += n === 1 ? t : t.repeat(n);
+      terms += n === 1 ? t : t.repeat(n);
     }
-    // In the caller's transaction, which holds svc's one SQLite connection: straight on it (prepared.ts).
-    if (this.sqlite && q.isTransaction) {
-      this.fts ??= {
-        drop: this.sqlite.prepare('delete from lexical_fts where rowid = ?'),
-        insert: this.sqlite.prepare('insert into lexical_fts(rowid, terms) values (?, ?)'),
-      };
-      if (existed) this.fts.drop.run(id);
-      this.fts.insert.run(id, text);
-      return;
-    }
-    if (existed) await sql`delete from lexical_fts where rowid = ${id}`.execute(q);
-    await sql`insert into lexical_fts(rowid, terms) values (${id}, ${text})`.execute(q);
+    if (id === undefined) await this.fq.insert({ ...row, terms }, q);
+    else await this.fq.update({ id, len: row.len, hash: row.hash, terms }, q);
+    this.pending.noteWrite();
   }
 
   protected async dropTerms(q: Queryable, ids: number[]) {
-    await sql`delete from lexical_fts where rowid in (${sql.join(ids)})`.execute(q);
+    const inFts = await this.pending.inFts(q, ids);
+    if (inFts.length > 0) await sql`delete from lexical_fts where rowid in (${sql.join(inFts)})`.execute(q);
+  }
+
+  settle(): Promise<void> {
+    return this.pending.flush();
   }
 
   async query(collection: string, ownerId: string, text: string, limit: number): Promise<LexicalHit[]> {
@@ -239,40 +238,95 @@ class Fts5Lexical extends BaseLexical implements LexicalIndex {
     if (terms.length === 0) return [];
     const tag = ownerTag(collection, ownerId);
     const tagged = terms.map((t) => `${tag}${t}`);
-    const [dfs, all] = await Promise.all([
+    const [dfs, all, waiting] = await Promise.all([
       sql<{ term: string; doc: number }>`select term, doc from lexical_fts_terms where term in (${sql.join(tagged)})`.execute(this.db),
       statsOf(this.db, ALL, ALL),
+      this.pending.of(collection, ownerId),
     ]);
     const df = new Map(dfs.rows.map((r) => [r.term, Number(r.doc)]));
-    const match = scoredTerms(tagged, df, all.docs).map((t) => `"${t}"`).join(' OR ');
+    // Items not yet in FTS5 are scored here, from their pending terms, and count in the terms' document frequencies.
+    const held = waiting.map((d) => ({ ...d, tf: termFrequencies(d.terms, tagged) }));
+    for (const d of held) for (const t of d.tf.keys()) df.set(t, (df.get(t) ?? 0) + 1);
+    const scored = scoredTerms(tagged, df, all.docs);
     // The limit is written into the SQL as a literal, not bound: with `limit ?` the same query took
-    // 4-5× as long at 100,000 documents (22 ms against 4.5 ms, bench/memory-search-scale.ts).
+    // 4-5× as long at 100,000 documents (22 ms against 4.5 ms, bench/memory-search-scale.ts). FTS5's
+    // rows of the waiting items are stale: asked for that many more, and left out.
     const top = Math.max(1, Math.trunc(limit));
-    const hits = await sql<{ item_id: string; score: number }>`
-      select d.item_id, -f.s as score from (
-        select rowid, bm25(lexical_fts) as s from lexical_fts where lexical_fts match ${match} order by s limit ${sql.lit(top)}
+    const hits = await sql<{ id: number; item_id: string; score: number }>`
+      select d.id, d.item_id, -f.s as score from (
+        select rowid, bm25(lexical_fts) as s from lexical_fts where lexical_fts match ${scored.map((t) => `"${t}"`).join(' OR ')}
+        order by s limit ${sql.lit(top + waiting.length)}
       ) f join lexical_docs d on d.id = f.rowid
       where d.collection = ${collection} and d.owner_id = ${ownerId} order by f.s`.execute(this.db);
+    const stale = new Set(waiting.map((d) => d.id));
+    const found = hits.rows.filter((r) => !stale.has(Number(r.id))).map((r) => ({ itemId: r.item_id, score: Number(r.score) }));
+    if (held.length > 0) {
+      const idf = new Map(scored.map((t) => [t, idfOf(all.docs, df.get(t) ?? 0)]));
+      const avgdl = all.docs > 0 ? all.tokens / all.docs : 1;
+      for (const d of held) {
+        const score = bm25(d.tf, d.doc_len, idf, avgdl);
+        if (score > 0) found.push({ itemId: d.item_id, score });
+      }
+      found.sort(byScore);
+    }
     const norm = tagged.reduce((s, t) => s + idfOf(all.docs, df.get(t) ?? 0), 0);
-    return hits.rows.map((r) => ({ itemId: r.item_id, score: Number(r.score), match: norm > 0 ? Math.min(1, Number(r.score) / norm) : 0 }));
+    return found.slice(0, top).map((r) => ({ ...r, match: norm > 0 ? Math.min(1, r.score / norm) : 0 }));
   }
 }
+
+/** How often each of `terms` occurs in a pending item's terms text. */
+function termFrequencies(text: string, terms: string[]): Map<string, number> {
+  const wanted = new Set(terms);
+  const tf = new Map<string, number>();
+  for (const t of text.split(' ')) if (wanted.has(t)) tf.set(t, (tf.get(t) ?? 0) + 1);
+  return tf;
+}
+
+/** BM25 of one document over the terms of `idf` (FTS5's bm25() with k1 = 1.2, b = 0.75). */
+function bm25(tf: Map<string, number>, docLen: number, idf: Map<string, number>, avgdl: number): number {
+  let score = 0;
+  for (const [t, w] of idf) {
+    const n = tf.get(t) ?? 0;
+    if (n > 0) score += w * (n * (K1 + 1)) / (n + K1 * (1 - B + B * docLen / avgdl));
+  }
+  return score;
+}
+
+/** Best first; equal scores by item id. */
+const byScore = (a: { itemId: string; score: number }, b: { itemId: string; score: number }) => b.score - a.score || (a.itemId < b.itemId ? -1 : 1);
 
 class PgLexical extends BaseLexical implements LexicalIndex {
   readonly kind = 'postgres' as const;
   protected readonly globalStats = false;
+  private readonly pq;
 
-  protected async writeTerms(q: Queryable, id: number, tag: string, counts: Map<string, number>) {
+  constructor(db: Kysely<Database>) {
+    super(db);
+    this.pq = {
+      update: preparedWrite(db, P, (p) => db.updateTable('lexical_docs').set({ doc_len: p.len, text_hash: p.hash }).where('id', '=', p.id)),
+      insert: prepared(db, P, (p) => db.insertInto('lexical_docs').values({ collection: p.collection, owner_id: p.owner, item_id: p.item, doc_len: p.len, text_hash: p.hash } as never)
+        .returning('id')),
+    };
+  }
+
+  protected async writeDoc(q: Queryable, id: number | undefined, row: DocRow, tag: string, counts: Map<string, number>) {
+    let docId = id;
+    if (docId === undefined) docId = Number((await this.pq.insert(row, q))[0]!.id);
+    else await this.pq.update({ id: docId, len: row.len, hash: row.hash }, q);
     const parts: string[] = [];
     for (const [term, n] of counts) {
       const positions = Array.from({ length: Math.min(n, 255) }, (_, i) => i + 1).join(',');
       parts.push(`'${tag}${term}':${positions}`);
     }
-    await sql`update lexical_docs set tsv = ${parts.join(' ')}::tsvector where id = ${id}`.execute(q);
+    await sql`update lexical_docs set tsv = ${parts.join(' ')}::tsvector where id = ${docId}`.execute(q);
   }
 
   protected async dropTerms() {
     // The tsvector goes with its row.
+  }
+
+  async settle(): Promise<void> {
+    // The tsvector is written in the item's own row: nothing waits.
   }
 
   async query(collection: string, ownerId: string, text: string, limit: number): Promise<LexicalHit[]> {
@@ -300,19 +354,24 @@ export function rankBm25(
   const df = new Map<string, number>();
   for (const p of postings) df.set(p.lexeme, (df.get(p.lexeme) ?? 0) + 1);
   const idf = new Map(terms.map((t) => [t, idfOf(n, df.get(t) ?? 0)]));
-  const scores = new Map<string, number>();
+  const docs = new Map<string, { len: number; tf: Map<string, number> }>();
   for (const p of postings) {
-    const tf = Number(p.tf);
-    const s = idf.get(p.lexeme)! * (tf * (K1 + 1)) / (tf + K1 * (1 - B + B * Number(p.doc_len) / avgdl));
-    scores.set(p.item_id, (scores.get(p.item_id) ?? 0) + s);
+    let d = docs.get(p.item_id);
+    if (!d) docs.set(p.item_id, (d = { len: Number(p.doc_len), tf: new Map() }));
+    d.tf.set(p.lexeme, Number(p.tf));
   }
+  const scores = new Map([...docs].map(([item, d]) => [item, bm25(d.tf, d.len, idf, avgdl)]));
   const norm = terms.reduce((s, t) => s + idf.get(t)!, 0);
-  return [...scores.entries()]
-    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+  return [...scores].map(([itemId, score]) => ({ itemId, score }))
+    .sort(byScore)
     .slice(0, limit)
-    .map(([itemId, score]) => ({ itemId, score, match: norm > 0 ? Math.min(1, score / norm) : 0 }));
+    .map((r) => ({ ...r, match: norm > 0 ? Math.min(1, r.score / norm) : 0 }));
 }
 
-export function createLexicalIndex(database: { engine: 'sqlite' | 'postgres'; db: Kysely<Database>; sqlite?: SQLite.Database }): LexicalIndex {
-  return database.engine === 'postgres' ? new PgLexical(database.db) : new Fts5Lexical(database.db, database.sqlite);
+export function createLexicalIndex(database: {
+  engine: 'sqlite' | 'postgres'; db: Kysely<Database>; sqlite?: SQLite.Database; commits?: Pick<CommitSync, 'transaction'>;
+}): LexicalIndex {
+  if (database.engine === 'postgres') return new PgLexical(database.db);
+  if (!database.sqlite) throw new Error('the FTS5 lexical index needs the SQLite connection');
+  return new Fts5Lexical(database.db, database.sqlite, database.commits);
 }

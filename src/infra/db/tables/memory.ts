@@ -111,6 +111,10 @@ export interface LexicalDocsTable {
   doc_len: number;
   /** Hash of the text the terms were made from (src/infra/lexical); null in rows indexed before it was kept. */
   text_hash: string | null;
+  /** SQLite only (migration 0108): the terms waiting to move into lexical_fts, null once they have (src/infra/lexical/pending.ts). */
+  pending_terms?: string | null;
+  /** SQLite only: 1 when lexical_fts holds a row of the item (its previous terms while new ones wait). */
+  in_fts?: number;
   // PostgreSQL only: tsv tsvector (written with raw SQL).
 }
 
