@@ -8,6 +8,8 @@
  *   posting list of a term holds one owner's items only: a query reads nothing of other owners.
  * - SQLite: a contentless FTS5 table (`lexical_fts`, rowid = lexical_docs.id) ranked by FTS5's
  *   built-in bm25() (k1 = 1.2, b = 0.75). FTS5 takes N and the average length over the whole table.
+ *   The write's transaction stores the terms in the item's row; they move into FTS5 in batches, and
+ *   a search scores the items still waiting from their rows with the same formula (pending.ts).
  * - PostgreSQL: a `tsvector` column written directly as lexemes with positions 1..tf (no parser, no
  *   stemming dictionary: the same terms as on SQLite), a GIN index, and the same BM25 formula
  *   computed here over the matching postings, with the owner's N and average length (lexical_stats).
