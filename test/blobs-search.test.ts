@@ -65,6 +65,31 @@ describe('blob search', () => {
     expect((await search(a.token, 'q=revenue&threshold=0')).body.results).toEqual([]);
   });
 
+  test('a blob parsed again keeps the vectors of chunks whose text is unchanged: nothing is queued or embedded anew', async () => {
+    const a = await w.agent();
+    const id = await parsed(a.token, await docxDocument(), 'application/vnd.openxmlformats-officedocument.wordprocessingml.document');
+    const outbox = async () => Number((await w.built.database.db.selectFrom('vector_outbox').select((e) => e.fn.countAll<number>().as('n'))
+      .where('owner_id', '=', a.id).executeTakeFirstOrThrow()).n);
+    const inputs = (from: number) => fake.requests.slice(from).flatMap((r) => r.body.input as string[]);
+    expect(await outbox()).toBeGreaterThan(0);
+    let from = fake.requests.length;
+    const first = await search(a.token, 'q=revenue&threshold=0');
+    expect(first.body.results.length).toBeGreaterThan(0);
+    expect(inputs(from)).toContain('revenue');
+    expect(inputs(from).length).toBeGreaterThan(1); // the chunks' windows, then the query
+    expect(await outbox()).toBe(0);
+
+    const again = await w.request('POST', `/v1/blobs/${id}/parse`, { token: a.token });
+    expect(again.body.status).toBe('complete');
+    expect(again.body.parse_id).not.toBe(first.body.results[0].parse_id);
+    expect(await outbox()).toBe(0);
+    from = fake.requests.length;
+    const second = await search(a.token, 'q=revenue&threshold=0');
+    expect(inputs(from)).toEqual(['revenue']); // the query only
+    expect(second.body.results.map((x: any) => [x.chunk_index, x.similarity])).toEqual(first.body.results.map((x: any) => [x.chunk_index, x.similarity]));
+    expect(new Set(second.body.results.map((x: any) => x.parse_id))).toEqual(new Set([again.body.parse_id]));
+  });
+
   test('a chunk packing many table rows is embedded as windows of whole rows, each its own vector', async () => {
     const a = await w.agent();
     const topics = ['harbour lighthouse keeper logbook', 'orchard apple harvest crates', 'violin concerto rehearsal schedule', 'glacier ice core drilling',
