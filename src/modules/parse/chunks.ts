@@ -46,22 +46,19 @@ export async function storeChunks(
   const chunks = result.chunks.filter((c) => c.text.trim().length > 0);
   const { gone, kept } = await store.replaceChunks(trx, at.agentId, at.blobId, at.parseId, chunks, at.now);
   // None kept when the blob was deleted meanwhile.
-  let changed = kept > 0 ? chunks.map((c) => chunkItemId(at.blobId, c.index)) : [];
+  const live = (kept > 0 ? chunks : []).map((c) => ({ itemId: chunkItemId(at.blobId, c.index), text: c.text }));
+  let toEmbed = live.map((c) => c.itemId);
   if (lexical) {
     // The chunks' words are searchable as soon as the parse commits.
     await lexical.remove(trx, BLOB_CHUNK_COLLECTION, at.agentId, gone.map((i) => chunkItemId(at.blobId, i)));
-    const fresh: string[] = [];
-    for (const c of kept > 0 ? chunks : []) {
-      const itemId = chunkItemId(at.blobId, c.index);
-      if (await lexical.put(trx, BLOB_CHUNK_COLLECTION, at.agentId, itemId, c.text)) fresh.push(itemId);
-    }
     // A chunk whose text is the one indexed at its place (a blob parsed again) keeps its vectors,
     // made or queued, as a memory written again with the same text does.
-    changed = fresh;
+    toEmbed = [];
+    for (const c of live) if (await lexical.put(trx, BLOB_CHUNK_COLLECTION, at.agentId, c.itemId, c.text)) toEmbed.push(c.itemId);
   }
   if (!indexer) return;
   await indexer.forget(trx, BLOB_CHUNK_COLLECTION, at.agentId, gone.map((i) => chunkItemId(at.blobId, i)));
-  await indexer.enqueue(trx, BLOB_CHUNK_COLLECTION, at.agentId, changed);
+  await indexer.enqueue(trx, BLOB_CHUNK_COLLECTION, at.agentId, toEmbed);
 }
 
 export async function dropChunks(store: ParseStore, indexer: ChunkIndexer | undefined, agentId: string, blobId: string, lexical?: LexicalIndex): Promise<void> {
