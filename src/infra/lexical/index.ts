@@ -8,8 +8,9 @@
  *   posting list of a term holds one owner's items only: a query reads nothing of other owners.
  * - SQLite: a contentless FTS5 table (`lexical_fts`, rowid = lexical_docs.id) ranked by FTS5's
  *   built-in bm25() (k1 = 1.2, b = 0.75). FTS5 takes N and the average length over the whole table.
- *   The write's transaction stores the terms in the item's row; they move into FTS5 in batches, and
- *   a search scores the items still waiting from their rows with the same formula (pending.ts).
+ *   The write's transaction stores the terms in the item's row, one upsert (triggers keep
+ *   lexical_stats, migration 0109); they move into FTS5 in batches, and a search scores the items
+ *   still waiting from their rows with the same formula (pending.ts).
  * - PostgreSQL: a `tsvector` column written directly as lexemes with positions 1..tf (no parser, no
  *   stemming dictionary: the same terms as on SQLite), a GIN index, and the same BM25 formula
  *   computed here over the matching postings, with the owner's N and average length (lexical_stats).
@@ -132,63 +133,9 @@ export function scoredTerms(tagged: string[], df: Map<string, number>, n: number
 // Sentinels of the compiled statements (prepared.ts): values no real call uses.
 const P = { collection: '\u0000collection', owner: '\u0000owner', item: '\u0000item', hash: '\u0000hash', terms: '\u0000terms', id: -987_654_321_000_101, len: -987_654_321_000_102, docs: -987_654_321_000_103, tokens: -987_654_321_000_104 };
 
-type DocRow = { collection: string; owner: string; item: string; len: number; hash: string };
-
-/** The statements of a put both engines run, compiled once per index. */
-function statements(db: Kysely<Database>, sqlite?: SQLite.Database) {
-  return {
-    prev: prepared(db, P, (p) => db.selectFrom('lexical_docs').select(['id', 'doc_len', 'text_hash'])
-      .where('collection', '=', p.collection).where('owner_id', '=', p.owner).where('item_id', '=', p.item), sqlite),
-    bump: preparedWrite(db, P, (p) => db.insertInto('lexical_stats').values({ collection: p.collection, owner_id: p.owner, docs: p.docs, tokens: p.tokens })
-      .onConflict((oc) => oc.columns(['collection', 'owner_id']).doUpdateSet({
-        docs: sql`lexical_stats.docs + ${p.docs}`, tokens: sql`lexical_stats.tokens + ${p.tokens}`,
-      })), sqlite),
-    /** The owner's row and the ('*', '*') row in one statement. */
-    bumpWithAll: preparedWrite(db, P, (p) => db.insertInto('lexical_stats').values([
-      { collection: p.collection, owner_id: p.owner, docs: p.docs, tokens: p.tokens },
-      { collection: ALL, owner_id: ALL, docs: p.docs, tokens: p.tokens },
-    ]).onConflict((oc) => oc.columns(['collection', 'owner_id']).doUpdateSet({
-      docs: sql`lexical_stats.docs + excluded.docs`, tokens: sql`lexical_stats.tokens + excluded.tokens`,
-    })), sqlite),
-  };
-}
-
+/** What both engines share: which items are indexed. */
 abstract class BaseLexical {
-  protected readonly q: ReturnType<typeof statements>;
-  constructor(protected readonly db: Kysely<Database>, sqlite?: SQLite.Database) {
-    this.q = statements(db, sqlite);
-  }
-  /** Writes the item's row (`id`: the row there is) and its terms. */
-  protected abstract writeDoc(q: Queryable, id: number | undefined, row: DocRow, tag: string, counts: Map<string, number>): Promise<void>;
-  protected abstract dropTerms(q: Queryable, ids: number[]): Promise<void>;
-  /** Also counted under ('*', '*') (SQLite: FTS5's own N is over the whole table). */
-  protected abstract readonly globalStats: boolean;
-
-  private async bumpStats(q: Queryable, collection: string, owner: string, docs: number, tokens: number) {
-    if (docs === 0 && tokens === 0) return;
-    await (this.globalStats ? this.q.bumpWithAll : this.q.bump)({ collection, owner, docs, tokens }, q);
-  }
-
-  async put(q: Queryable, collection: string, ownerId: string, itemId: string, text: string): Promise<boolean> {
-    const h = textHash(text);
-    const [prev] = await this.q.prev({ collection, owner: ownerId, item: itemId }, q);
-    if (prev?.text_hash === h) return false;
-    const { length, counts } = countsOf(text);
-    await this.writeDoc(q, prev ? Number(prev.id) : undefined, { collection, owner: ownerId, item: itemId, len: length, hash: h }, ownerTag(collection, ownerId), counts);
-    await this.bumpStats(q, collection, ownerId, prev ? 0 : 1, length - (prev ? Number(prev.doc_len) : 0));
-    return true;
-  }
-
-  async remove(q: Queryable, collection: string, ownerId: string, itemIds: string[]): Promise<void> {
-    if (itemIds.length === 0) return;
-    const rows = await q.selectFrom('lexical_docs').select(['id', 'doc_len'])
-      .where('collection', '=', collection).where('owner_id', '=', ownerId).where('item_id', 'in', itemIds).execute();
-    if (rows.length === 0) return;
-    const ids = rows.map((r) => Number(r.id));
-    await this.dropTerms(q, ids);
-    await q.deleteFrom('lexical_docs').where('id', 'in', ids).execute();
-    await this.bumpStats(q, collection, ownerId, -rows.length, -rows.reduce((s, r) => s + Number(r.doc_len), 0));
-  }
+  constructor(protected readonly db: Kysely<Database>) {}
 
   async indexed(collection: string, ownerId: string, itemIds: string[]): Promise<Set<string>> {
     if (itemIds.length === 0) return new Set();
@@ -196,39 +143,56 @@ abstract class BaseLexical {
       .where('collection', '=', collection).where('owner_id', '=', ownerId).where('item_id', 'in', itemIds).execute();
     return new Set(rows.map((r) => r.item_id));
   }
+
+  /** The item's rows among `itemIds`, as the caller's transaction sees them. */
+  protected rowsOf(q: Queryable, collection: string, ownerId: string, itemIds: string[]) {
+    return q.selectFrom('lexical_docs').select(['id', 'doc_len'])
+      .where('collection', '=', collection).where('owner_id', '=', ownerId).where('item_id', 'in', itemIds).execute();
+  }
+}
+
+/** The terms as FTS5 is given them: tagged terms separated by spaces, each repeated tf times. */
+function ftsTerms(tag: string, counts: Map<string, number>): string {
+  let terms = '';
+  for (const [term, n] of counts) {
+    const t = `${tag}${term} `;
+    terms += n === 1 ? t : t.repeat(n);
+  }
+  return terms;
 }
 
 class Fts5Lexical extends BaseLexical implements LexicalIndex {
   readonly kind = 'fts5' as const;
-  protected readonly globalStats = true;
   private readonly pending: PendingTerms;
-  private readonly fq;
+  private readonly upsert;
 
   constructor(db: Kysely<Database>, sqlite: SQLite.Database, commits?: Pick<CommitSync, 'transaction'>) {
-    super(db, sqlite);
+    super(db);
     this.pending = new PendingTerms(db, sqlite, flushTransaction(db, commits));
-    // The terms wait in the item's row (pending.ts); a new row has no FTS5 row yet.
-    this.fq = {
-      update: preparedWrite(db, P, (p) => db.updateTable('lexical_docs').set({ doc_len: p.len, text_hash: p.hash, pending_terms: p.terms }).where('id', '=', p.id), sqlite),
-      insert: preparedWrite(db, P, (p) => db.insertInto('lexical_docs')
-        .values({ collection: p.collection, owner_id: p.owner, item_id: p.item, doc_len: p.len, text_hash: p.hash, pending_terms: p.terms, in_fts: 0 } as never), sqlite),
-    };
+    // One statement per put: the row's terms wait in it (pending.ts; a new row has no FTS5 row yet),
+    // the same text again changes nothing (the hash), and triggers keep lexical_stats (migration 0109).
+    this.upsert = preparedWrite(db, P, (p) => db.insertInto('lexical_docs')
+      .values({ collection: p.collection, owner_id: p.owner, item_id: p.item, doc_len: p.len, text_hash: p.hash, pending_terms: p.terms, in_fts: 0 } as never)
+      .onConflict((oc) => oc.columns(['collection', 'owner_id', 'item_id'])
+        .doUpdateSet((eb) => ({ doc_len: eb.ref('excluded.doc_len'), text_hash: eb.ref('excluded.text_hash'), pending_terms: eb.ref('excluded.pending_terms') }))
+        .whereRef('lexical_docs.text_hash', 'is not', 'excluded.text_hash')), sqlite);
   }
 
-  protected async writeDoc(q: Queryable, id: number | undefined, row: DocRow, tag: string, counts: Map<string, number>) {
-    let terms = '';
-    for (const [term, n] of counts) {
-      const t = `${tag}${term} `;
-      terms += n === 1 ? t : t.repeat(n);
-    }
-    if (id === undefined) await this.fq.insert({ ...row, terms }, q);
-    else await this.fq.update({ id, len: row.len, hash: row.hash, terms }, q);
-    this.pending.noteWrite();
+  async put(q: Queryable, collection: string, ownerId: string, itemId: string, text: string): Promise<boolean> {
+    const { length, counts } = countsOf(text);
+    const terms = ftsTerms(ownerTag(collection, ownerId), counts);
+    const changed = (await this.upsert({ collection, owner: ownerId, item: itemId, len: length, hash: textHash(text), terms }, q)) > 0;
+    if (changed) this.pending.noteWrite();
+    return changed;
   }
 
-  protected async dropTerms(q: Queryable, ids: number[]) {
+  async remove(q: Queryable, collection: string, ownerId: string, itemIds: string[]): Promise<void> {
+    if (itemIds.length === 0) return;
+    const ids = (await this.rowsOf(q, collection, ownerId, itemIds)).map((r) => Number(r.id));
+    if (ids.length === 0) return;
     const inFts = await this.pending.inFts(q, ids);
     if (inFts.length > 0) await sql`delete from lexical_fts where rowid in (${sql.join(inFts)})`.execute(q);
+    await q.deleteFrom('lexical_docs').where('id', 'in', ids).execute();
   }
 
   settle(): Promise<void> {
@@ -299,32 +263,53 @@ const byScore = (a: { itemId: string; score: number }, b: { itemId: string; scor
 
 class PgLexical extends BaseLexical implements LexicalIndex {
   readonly kind = 'postgres' as const;
-  protected readonly globalStats = false;
   private readonly pq;
 
   constructor(db: Kysely<Database>) {
     super(db);
     this.pq = {
+      prev: prepared(db, P, (p) => db.selectFrom('lexical_docs').select(['id', 'doc_len', 'text_hash'])
+        .where('collection', '=', p.collection).where('owner_id', '=', p.owner).where('item_id', '=', p.item)),
       update: preparedWrite(db, P, (p) => db.updateTable('lexical_docs').set({ doc_len: p.len, text_hash: p.hash }).where('id', '=', p.id)),
       insert: prepared(db, P, (p) => db.insertInto('lexical_docs').values({ collection: p.collection, owner_id: p.owner, item_id: p.item, doc_len: p.len, text_hash: p.hash } as never)
         .returning('id')),
+      bump: preparedWrite(db, P, (p) => db.insertInto('lexical_stats').values({ collection: p.collection, owner_id: p.owner, docs: p.docs, tokens: p.tokens })
+        .onConflict((oc) => oc.columns(['collection', 'owner_id']).doUpdateSet({
+          docs: sql`lexical_stats.docs + ${p.docs}`, tokens: sql`lexical_stats.tokens + ${p.tokens}`,
+        }))),
     };
   }
 
-  protected async writeDoc(q: Queryable, id: number | undefined, row: DocRow, tag: string, counts: Map<string, number>) {
-    let docId = id;
-    if (docId === undefined) docId = Number((await this.pq.insert(row, q))[0]!.id);
-    else await this.pq.update({ id: docId, len: row.len, hash: row.hash }, q);
+  private async bumpStats(q: Queryable, collection: string, owner: string, docs: number, tokens: number) {
+    if (docs !== 0 || tokens !== 0) await this.pq.bump({ collection, owner, docs, tokens }, q);
+  }
+
+  async put(q: Queryable, collection: string, ownerId: string, itemId: string, text: string): Promise<boolean> {
+    const hash = textHash(text);
+    const [prev] = await this.pq.prev({ collection, owner: ownerId, item: itemId }, q);
+    if (prev?.text_hash === hash) return false;
+    const { length, counts } = countsOf(text);
+    let docId = prev ? Number(prev.id) : undefined;
+    if (docId === undefined) docId = Number((await this.pq.insert({ collection, owner: ownerId, item: itemId, len: length, hash }, q))[0]!.id);
+    else await this.pq.update({ id: docId, len: length, hash }, q);
+    const tag = ownerTag(collection, ownerId);
     const parts: string[] = [];
     for (const [term, n] of counts) {
       const positions = Array.from({ length: Math.min(n, 255) }, (_, i) => i + 1).join(',');
       parts.push(`'${tag}${term}':${positions}`);
     }
     await sql`update lexical_docs set tsv = ${parts.join(' ')}::tsvector where id = ${docId}`.execute(q);
+    await this.bumpStats(q, collection, ownerId, prev ? 0 : 1, length - (prev ? Number(prev.doc_len) : 0));
+    return true;
   }
 
-  protected async dropTerms() {
+  async remove(q: Queryable, collection: string, ownerId: string, itemIds: string[]): Promise<void> {
+    if (itemIds.length === 0) return;
+    const rows = await this.rowsOf(q, collection, ownerId, itemIds);
+    if (rows.length === 0) return;
     // The tsvector goes with its row.
+    await q.deleteFrom('lexical_docs').where('id', 'in', rows.map((r) => Number(r.id))).execute();
+    await this.bumpStats(q, collection, ownerId, -rows.length, -rows.reduce((s, r) => s + Number(r.doc_len), 0));
   }
 
   async settle(): Promise<void> {

@@ -5,7 +5,7 @@ import { openDatabase, type DatabaseHandle } from '../db/database';
 import { migrateToLatest } from '../db/migrate';
 import { createLexicalIndex, ownerTag, POSTINGS_BUDGET, rankBm25, scoredTerms, type LexicalIndex } from '.';
 import { FLUSH_BATCH } from './pending';
-import { normalizeText, queryTerms, tokenize, tokenizeGeneral } from './tokens';
+import { normalizeText, queryTerms, stem, tokenize, tokenizeGeneral } from './tokens';
 
 /** The same contract on FTS5 (SQLite), PGlite and the PostgreSQL server, and the same ranking. */
 const cleanups: (() => Promise<void>)[] = [];
@@ -51,6 +51,28 @@ describe('tokenize', () => {
     expect(tokenize('नमस्ते')).toEqual(['नमस्ते']); // Devanagari vowel signs are kept
     expect(tokenize('testing stopped string during')).toEqual(['test', 'stop', 'string', 'during']);
     expect(queryTerms('WHAT is THE Backup Backups')).toEqual(['backup']);
+  });
+
+  test('stem() follows its suffix rules exactly (checked against the rules written as regular expressions)', () => {
+    const rules = (w: string): string => {
+      if (w.length <= 3 || !/^[a-z]+$/.test(w)) return w;
+      const undouble = (x: string) => (/([bdfgmnprt])\1$/.test(x) ? x.slice(0, -1) : x);
+      if (w.endsWith('ies') && w.length > 4) return `${w.slice(0, -3)}y`;
+      if (/(sses|ches|shes|xes|zes)$/.test(w)) return w.slice(0, -2);
+      if (w.endsWith('s') && !/(ss|us|is)$/.test(w)) w = w.slice(0, -1);
+      if (w.length >= 7 && w.endsWith('ing')) return undouble(w.slice(0, -3));
+      if (w.length >= 6 && w.endsWith('ed') && !w.endsWith('eed')) return undouble(w.slice(0, -2));
+      return w;
+    };
+    const stems = ['run', 'stop', 'plan', 'ski', 'box', 'buzz', 'church', 'wish', 'pass', 'bus', 'iris', 'agreed', 'city', 'tie', 'x', 'Ab', 'été', 'web5'];
+    const endings = ['', 's', 'es', 'ies', 'ing', 'ning', 'ped', 'ed', 'eed', 'sses', 'ings', 'ned'];
+    let checked = 0;
+    for (const s of stems) for (const e of endings) {
+      expect(stem(s + e), s + e).toBe(rules(s + e));
+      checked++;
+    }
+    expect(checked).toBe(stems.length * endings.length);
+    expect([stem('backups'), stem('running'), stem('stopped'), stem('cities'), stem('boxes'), stem('agreed')]).toEqual(['backup', 'run', 'stop', 'city', 'box', 'agreed']);
   });
 
   test('ASCII text takes a faster path that gives exactly the terms of the general one', () => {
@@ -137,6 +159,35 @@ describe.each(cases)('%s', (name, make) => {
     expect((await row()).text_hash).toBe(before.row.text_hash);
     expect((await lex.query('c', 'alice', 'restic', 10)).map((x) => x.itemId)).toEqual(['d1']);
     expect(await stats()).toEqual(before.st);
+  });
+
+  test('the counts BM25 uses (documents, total length) follow new, longer, shorter, repeated and removed items', async () => {
+    const counted = async () => (await h.db.selectFrom('lexical_stats').select(['collection', 'owner_id', 'docs', 'tokens']).orderBy('collection').orderBy('owner_id').execute())
+      .map((r) => ({ ...r, docs: Number(r.docs), tokens: Number(r.tokens) }));
+    const actual = async () => (await h.db.selectFrom('lexical_docs').select(['collection', 'owner_id', 'doc_len']).execute())
+      .map((r) => ({ ...r, doc_len: Number(r.doc_len) }));
+    await h.db.transaction().execute(async (trx) => {
+      await lex.put(trx, 'c', 'alice', 'n1', 'one two three');
+      await lex.put(trx, 'c', 'alice', 'n1', 'one two three four five'); // longer, in the same transaction
+      await lex.put(trx, 'c2', 'alice', 'n1', 'alpha');
+      await lex.put(trx, 'c', 'bob', 'b1', 'bob writes a much shorter note'); // shorter than before
+    });
+    await h.db.transaction().execute(async (trx) => {
+      expect(await lex.put(trx, 'c2', 'alice', 'n1', 'alpha')).toBe(false);
+      await lex.remove(trx, 'c', 'alice', ['n1', 'missing']);
+      await lex.put(trx, 'c', 'alice', 'n2', 'six');
+    });
+    const rows = await actual();
+    const expected = new Map<string, { docs: number; tokens: number }>();
+    for (const r of rows) {
+      for (const key of [`${r.collection}\u0000${r.owner_id}`, ...(h.engine === 'sqlite' ? ['*\u0000*'] : [])]) {
+        const e = expected.get(key) ?? { docs: 0, tokens: 0 };
+        expected.set(key, { docs: e.docs + 1, tokens: e.tokens + r.doc_len });
+      }
+    }
+    const got = (await counted()).filter((r) => r.docs !== 0 || r.tokens !== 0);
+    expect(new Map(got.map((r) => [`${r.collection}\u0000${r.owner_id}`, { docs: r.docs, tokens: r.tokens }]))).toEqual(expected);
+    expect(expected.get('c2\u0000alice')).toEqual({ docs: 1, tokens: 1 });
   });
 });
 

@@ -88,22 +88,24 @@ export class PendingTerms {
 
   private schedule(): void {
     if (this.running || !this.sqlite.open) return;
-    const start = () => {
-      this.soon = false;
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      // A failed flush (the database closed under it, a disk error) leaves the rows for the next one.
-      this.flush().catch(() => {});
-    };
     if (this.writes >= FLUSH_AT) {
       if (!this.soon) {
         this.soon = true;
-        setImmediate(start);
+        setImmediate(this.start);
       }
     } else {
-      this.timer ??= setTimeout(start, FLUSH_AFTER_MS).unref();
+      this.timer ??= setTimeout(this.start, FLUSH_AFTER_MS).unref();
     }
   }
+
+  /** Starts a flush (one function for every timer: schedule() runs on every write). */
+  private readonly start = (): void => {
+    this.soon = false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    // A failed flush (the database closed under it, a disk error) leaves the rows for the next one.
+    this.flush().catch(() => {});
+  };
 
   private async drain(): Promise<void> {
     while (this.sqlite.open) {

@@ -59,18 +59,37 @@ export function normalizeText(text: string): string {
   return out.normalize('NFC');
 }
 
-/** Light English suffix stripping (the same for documents and queries). */
+/**
+ * Light English suffix stripping (the same for documents and queries): plural `-ies` → `-y`,
+ * `-sses`/`-ches`/`-shes`/`-xes`/`-zes` lose `-es`, another `-s` goes unless after s, u or i; then
+ * `-ing` (words of 7+ letters) and `-ed` (6+, not `-eed`) go, with a doubled final b d f g m n p r t
+ * undoubled. Words of lower-case ASCII letters longer than 3 only. By character codes: it runs on
+ * every term of every write.
+ */
 export function stem(w: string): string {
-  if (w.length <= 3 || !/^[a-z]+$/.test(w)) return w;
+  if (w.length <= 3 || !lowerAscii(w)) return w;
   if (w.endsWith('ies') && w.length > 4) return `${w.slice(0, -3)}y`;
-  if (w.endsWith('sses')) return w.slice(0, -2);
-  if (/(ches|shes|xes|zes)$/.test(w)) return w.slice(0, -2);
-  if (w.endsWith('s') && !/(ss|us|is)$/.test(w)) w = w.slice(0, -1);
+  if (w.endsWith('sses') || w.endsWith('ches') || w.endsWith('shes') || w.endsWith('xes') || w.endsWith('zes')) return w.slice(0, -2);
+  if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us') && !w.endsWith('is')) w = w.slice(0, -1);
   if (w.length >= 7 && w.endsWith('ing')) return undouble(w.slice(0, -3));
   if (w.length >= 6 && w.endsWith('ed') && !w.endsWith('eed')) return undouble(w.slice(0, -2));
   return w;
 }
-const undouble = (w: string) => (/([bdfgmnprt])\1$/.test(w) ? w.slice(0, -1) : w);
+
+function lowerAscii(w: string): boolean {
+  for (let i = 0; i < w.length; i++) {
+    const c = w.charCodeAt(i);
+    if (c < 97 || c > 122) return false;
+  }
+  return true;
+}
+
+/** b d f g m n p r t */
+const DOUBLED = new Set([98, 100, 102, 103, 109, 110, 112, 114, 116]);
+function undouble(w: string): string {
+  const last = w.charCodeAt(w.length - 1);
+  return w.length >= 2 && last === w.charCodeAt(w.length - 2) && DOUBLED.has(last) ? w.slice(0, -1) : w;
+}
 
 /** A run of lower-case ASCII letters alone or digits alone: its own token, folded and unsplit. */
 const PLAIN = /^(?:[a-z]+|[0-9]+)$/;
