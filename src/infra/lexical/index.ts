@@ -171,6 +171,8 @@ class Fts5Lexical extends BaseLexical implements LexicalIndex {
     this.pending = new PendingTerms(db, sqlite, flushTransaction(db, commits));
     // One statement per put: the row's terms wait in it (pending.ts; a new row has no FTS5 row yet),
     // the same text again changes nothing (the hash), and triggers keep lexical_stats (migration 0109).
+    // The text is tokenised before the hash is compared, so an unchanged text costs its tokenising
+    // (about what the separate read of the row it replaces cost).
     this.upsert = preparedWrite(db, P, (p) => db.insertInto('lexical_docs')
       .values({ collection: p.collection, owner_id: p.owner, item_id: p.item, doc_len: p.len, text_hash: p.hash, pending_terms: p.terms, in_fts: 0 } as never)
       .onConflict((oc) => oc.columns(['collection', 'owner_id', 'item_id'])
