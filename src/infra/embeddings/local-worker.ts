@@ -27,7 +27,11 @@ const port = parentPort!;
 // A thread for background batches runs at a lower priority (see LocalEmbedderPool).
 if (nice) lowerThreadPriority(nice);
 
-const modelReady = initModel(modelSource).then((m) => ({
+// The backend first: initModel starts reading the weights at the same time as it awaits the WASM
+// backend, and a read that finishes before the backend has compiled (a busy machine) makes tensors
+// on a backend that is not there yet ("Backend 'wasm' has not yet been initialized").
+const backendReady = (tfjs as unknown as { ready(): Promise<void> }).ready();
+const modelReady = backendReady.then(() => initModel(modelSource)).then((m) => ({
   tokenizer: m.tokenizer,
   net: useLiteFrom(tfjs as unknown as Tf, (m.model as unknown as { weights: Record<string, Tensor[]> }).weights),
 }));

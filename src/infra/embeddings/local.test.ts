@@ -138,6 +138,18 @@ describe('local embedder lifecycle', () => {
     await e.close();
   });
 
+  test('the model loads when the weights are read before the WASM backend has compiled', async () => {
+    const e = new LocalEmbedder({ batchSize: 32, timeoutMs: 30_000, workerUrl: new URL('./fixtures/slow-wasm-worker.ts', import.meta.url) });
+    try {
+      const [v] = await e.embed(['a busy machine']);
+      expect(v.length).toBe(512);
+      const [ref] = await local.embed(['a busy machine']);
+      expect(cosine(v, ref)).toBeCloseTo(1, 5);
+    } finally {
+      await e.close();
+    }
+  });
+
   test('after close() calls are refused', async () => {
     const e = new LocalEmbedder({ batchSize: 32, timeoutMs: 1000 });
     await e.close();
