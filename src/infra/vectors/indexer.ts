@@ -71,6 +71,12 @@ export interface Backlog {
 type Pending = { collection: string; owner_id: string; item_id: string; ticket: string; attempts: number };
 const PENDING = ['collection', 'owner_id', 'item_id', 'ticket', 'attempts'] as const;
 const DAY_MS = 86_400_000;
+/**
+ * Batches per embedding thread in one background step. A step ends when all its lanes have, so a
+ * lane done first waits for the others and for the next step's read: with several batches per lane
+ * (each embedded while the one before it is stored) that wait comes once per several batches.
+ */
+const STEP_BATCHES_PER_LANE = 4;
 
 export function createVectorIndexer(o: VectorIndexerOptions) {
   const drainMax = o.drainMax ?? 1000;
@@ -101,6 +107,13 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
 
   /** Embeds and stores one batch of pending rows of one (collection, owner). */
   async function process(collection: string, ownerId: string, batch: Pending[], priority: 'query' | 'bulk' = 'bulk'): Promise<void> {
+    await store(await prepare(collection, ownerId, batch, priority));
+  }
+
+  type Prepared = Awaited<ReturnType<typeof prepare>>;
+
+  /** Reads the batch's texts and embeds them (the model's part; nothing is written). */
+  async function prepare(collection: string, ownerId: string, batch: Pending[], priority: 'query' | 'bulk') {
     const source = sources[collection];
     if (!source) throw new Error(`no text source for collection ${collection}`);
     // One order for every writer (a search's drain reads newest first, the loop oldest first): two
@@ -115,6 +128,11 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
     })));
     const chunkCount = new Map(embedded.map((e) => [e.row.item_id, e.vectors.length]));
     const gone = rows.filter((r) => !texts.has(r.item_id)).flatMap((r) => allChunkIds(r.item_id));
+    return { collection, ownerId, rows, records, chunkCount, gone, refused };
+  }
+
+  /** Stores a prepared batch's vectors in one transaction, for the rows whose outbox ticket still stands. */
+  async function store({ collection, ownerId, rows, records, chunkCount, gone, refused }: Prepared): Promise<void> {
     const now = o.clock.now();
     await o.db.transaction().execute(async (trx) => {
       // An item's vector is stored only while its outbox row (this ticket) is still there. The text was
@@ -204,7 +222,7 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
    * behind thousands of rows.
    */
   const step = () => serial(async () => {
-    const slots = o.batchSize * parallel;
+    const slots = o.batchSize * parallel * STEP_BATCHES_PER_LANE;
     const owners = await ready().clearSelect().select(['collection', 'owner_id'])
       .select((eb) => eb.fn.min('enqueued_at').as('oldest'))
       .groupBy(['collection', 'owner_id']).orderBy('oldest').limit(64).execute();
@@ -223,14 +241,28 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
       groups.set(k, [...(groups.get(k) ?? []), r]);
     }
     for (const g of groups.values()) for (let i = 0; i < g.length; i += o.batchSize) batches.push(g.slice(i, i + o.batchSize));
+    // A lane starts embedding its next batch before it stores the one just embedded, so its thread
+    // is not idle while the main thread writes.
     let next = 0;
+    const take = () => {
+      const b = batches[next++];
+      if (!b) return undefined;
+      const p = prepare(b[0]!.collection, b[0]!.owner_id, b, 'bulk');
+      p.catch(() => {}); // awaited below; a lane that fails first must not leave it unhandled
+      return p;
+    };
     const lane = async () => {
-      while (next < batches.length) {
-        const b = batches[next++]!;
-        await process(b[0]!.collection, b[0]!.owner_id, b);
+      let embedding = take();
+      while (embedding) {
+        const done = await embedding;
+        embedding = take();
+        await store(done);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(parallel, batches.length) }, lane));
+    // Every lane ends before the step does (a failed lane's batch is picked up again by a later step).
+    const ended = await Promise.allSettled(Array.from({ length: Math.min(parallel, batches.length) }, lane));
+    const failed = ended.find((e) => e.status === 'rejected');
+    if (failed) throw failed.reason;
     return rows.length;
   });
 
