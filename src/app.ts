@@ -123,7 +123,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   await trust.epochs.backfill();
   // Staged resurrection (custody) refuses credit spend and commons writes; the module itself is built
   // once the rate limiter exists, and records a registration's covenant in the registration's transaction.
-  const staged = createCustodyRestrictions(database.db, clock);
+  const staged = createCustodyRestrictions(database.db, clock, database.sqlite);
   let custody: CustodyModule | undefined;
   const identity = createIdentityService({
     store: createIdentityStore(database.db, database.sqlite),

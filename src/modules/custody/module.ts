@@ -3,6 +3,7 @@
  * resurrection), custody transfer, their routes, and their projections' replay, trace section and
  * adoption counts in the trust module. Identity is reached only through its custody port.
  */
+import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Config } from '../../config';
 import type { DatabaseHandle } from '../../infra/db/database';
@@ -23,7 +24,8 @@ import { createCustodyStore } from './store';
 import { createTransfers } from './transfer';
 
 /** The staged-resurrection checks alone (billing's metering and the commons routes need them before the module is built). */
-export const createCustodyRestrictions = (db: Kysely<Database>, clock: Clock): Restrictions => createRestrictions({ store: createCustodyStore(db), clock });
+export const createCustodyRestrictions = (db: Kysely<Database>, clock: Clock, sqlite?: SQLite.Database): Restrictions =>
+  createRestrictions({ store: createCustodyStore(db, sqlite), clock });
 
 export function createCustodyModule(deps: {
   config: Config; database: DatabaseHandle; clock: Clock; trust: TrustModule; identity: CustodyPort; restrictions: Restrictions; limiter: RateLimiter;
@@ -33,7 +35,7 @@ export function createCustodyModule(deps: {
   const { config, clock, trust, identity, restrictions } = deps;
   const db = deps.database.db;
   const baseUrl = config.core.baseUrl;
-  const store = createCustodyStore(db);
+  const store = createCustodyStore(db, deps.database.sqlite);
   const client = deps.client ?? createGuardedClient({
     allowLoopback: config.core.outboundAllowLoopback,
     allowedPorts: config.web.outboundAllowedPorts,

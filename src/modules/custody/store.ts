@@ -3,14 +3,19 @@
  * recovery intents, channel secrets and codes, pending custody transfers. Every per-agent query is
  * keyed by agent_id.
  */
+import type SQLite from 'better-sqlite3';
 import type { Kysely, Transaction } from 'kysely';
+import { prepared } from '../../infra/db/prepared';
 import type { Database } from '../../infra/db/schema';
 import type { CovenantsTable, RecoveryKeysTable } from '../../infra/db/tables/core';
 import type { CustodyTransfersTable, RecoveryIntentsTable } from '../../infra/db/tables/custody';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export function createCustodyStore(db: Kysely<Database>) {
+export function createCustodyStore(db: Kysely<Database>, sqlite?: SQLite.Database) {
+  // Read by GET /v1/me, passports and every paid charge: compiled once.
+  const stagedQ = prepared(db, { agent: '\u0000agent', now: -987_654_321_000_610 }, (s) => db.selectFrom('recovery_intents').select('staged_until')
+    .where('agent_id', '=', s.agent).where('staged_until', '>', s.now).orderBy('staged_until', 'desc').limit(1), sqlite);
   return {
     db,
 
@@ -84,9 +89,8 @@ export function createCustodyStore(db: Kysely<Database>) {
     },
 
     /** The end of the agent's staged resurrection when it is after `now`. */
-    async stagedUntil(agentId: string, now: number, trx: Db = db): Promise<number | undefined> {
-      const r = await trx.selectFrom('recovery_intents').select('staged_until').where('agent_id', '=', agentId).where('staged_until', '>', now)
-        .orderBy('staged_until', 'desc').limit(1).executeTakeFirst();
+    async stagedUntil(agentId: string, now: number, trx?: Db): Promise<number | undefined> {
+      const [r] = await stagedQ({ agent: agentId, now }, trx);
       return r?.staged_until === undefined || r.staged_until === null ? undefined : Number(r.staged_until);
     },
 

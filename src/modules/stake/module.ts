@@ -23,7 +23,7 @@ export function createStakeModule(deps: {
   log?: (msg: string, err: unknown) => void;
 }) {
   const { clock } = deps;
-  const store = createStakeStore(deps.database.db);
+  const store = createStakeStore(deps.database.db, deps.database.sqlite);
   const stakes = createStakeService({
     db: deps.database.db, store, ledger: deps.ledger, log: deps.trust.log, epochs: deps.trust.epochs, clock, profile: deps.profile,
   });

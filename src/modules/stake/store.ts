@@ -1,5 +1,7 @@
 /** SQL of stakes, sponsorships and slashes (projections of the trust log). */
+import type SQLite from 'better-sqlite3';
 import type { Kysely, Transaction } from 'kysely';
+import { prepared } from '../../infra/db/prepared';
 import type { Database } from '../../infra/db/schema';
 import type { SlashesTable, SponsorshipsTable, StakesTable } from '../../infra/db/tables/stake';
 
@@ -25,7 +27,16 @@ export function normalSponsorship(r: SponsorshipsTable): SponsorshipsTable {
 /** A sponsorship still in force at `now`: no revoke asked, or its grace not over. */
 export const inForce = (now: number) => (eb: any) => eb.or([eb('revokes_at', 'is', null), eb('revokes_at', '>', now)]);
 
-export function createStakeStore(db: Kysely<Database>) {
+export function createStakeStore(db: Kysely<Database>, sqlite?: SQLite.Database) {
+  // Every trust-level check reads it (GET /v1/me, passports): compiled once, both facts in one statement.
+  const S = { agent: '\u0000agent', now: -987_654_321_000_631 };
+  const standingQ = prepared(db, S, (s) => db.selectNoFrom((eb) => [
+    eb.exists(eb.selectFrom('stakes').select('stake_id').where('agent_id', '=', s.agent).where('status', '=', 'active').where('units', '>', 0)).as('staked'),
+    eb.exists(eb.selectFrom('sponsorships as sp').innerJoin('stakes as st', 'st.agent_id', 'sp.sponsor_agent_id').select('sp.sponsorship_id')
+      .where('sp.ward_agent_id', '=', s.agent).where('sp.ring_flagged_at', 'is', null)
+      .where((w) => w.or([w('sp.revokes_at', 'is', null), w('sp.revokes_at', '>', s.now)]))
+      .where('st.status', '=', 'active').where('st.units', '>', 0)).as('sponsored'),
+  ]), sqlite);
   return {
     /** The agent's open stake (active or cooling). */
     async open(agentId: string, trx: Db = db): Promise<StakesTable | undefined> {
@@ -95,14 +106,9 @@ export function createStakeStore(db: Kysely<Database>) {
      * in force, not ring-flagged, whose sponsor is staked), in one read.
      */
     async standing(agentId: string, now: number): Promise<{ staked: boolean; sponsored: boolean }> {
-      const [staked, sponsored] = await Promise.all([
-        db.selectFrom('stakes').select('stake_id').where('agent_id', '=', agentId).where('status', '=', 'active').where('units', '>', 0).executeTakeFirst(),
-        db.selectFrom('sponsorships as sp').innerJoin('stakes as st', 'st.agent_id', 'sp.sponsor_agent_id').select('sp.sponsorship_id')
-          .where('sp.ward_agent_id', '=', agentId).where('sp.ring_flagged_at', 'is', null)
-          .where((eb) => eb.or([eb('sp.revokes_at', 'is', null), eb('sp.revokes_at', '>', now)]))
-          .where('st.status', '=', 'active').where('st.units', '>', 0).executeTakeFirst(),
-      ]);
-      return { staked: staked !== undefined, sponsored: sponsored !== undefined };
+      const [r] = await standingQ({ agent: agentId, now });
+      // SQLite answers 0/1, PostgreSQL booleans.
+      return { staked: Boolean(r?.staked), sponsored: Boolean(r?.sponsored) };
     },
 
     /** `standing` of many agents in two reads (a directory page): the agents with an active stake, and those sponsored. */

@@ -12,7 +12,9 @@
  * Stakes and sponsorships are read through `StandingReader` (the stake module's projection); until
  * it is installed every agent answers false for both.
  */
+import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import { prepared } from '../../infra/db/prepared';
 import type { Database } from '../../infra/db/schema';
 import type { Clock } from '../../lib/clock';
 import { DAY_MS } from '../../lib/utc';
@@ -82,15 +84,14 @@ export interface LevelSubject {
 export type TrustLevelsOf = (agent: LevelSubject, opts?: { ephemeral?: boolean }) => Promise<TrustLevel[]>;
 
 /** Reads the facts (open epoch, standing) and applies the rule. */
-export function createTrustLevels(deps: { db: Kysely<Database>; clock: Clock }) {
+export function createTrustLevels(deps: { db: Kysely<Database>; sqlite?: SQLite.Database; clock: Clock }) {
   let standing: StandingReader = NO_STANDING;
   let standings: StandingsReader | undefined;
+  // Read on every level check (GET /v1/me, passports): compiled once.
+  const openEpochQ = prepared(deps.db, { agent: '\u0000agent' }, (s) => deps.db.selectFrom('agent_epochs').select('opened_at')
+    .where('agent_id', '=', s.agent).where('closed_at', 'is', null).orderBy('epoch', 'desc').limit(1), deps.sqlite);
   const of: TrustLevelsOf = async (agent, opts = {}) => {
-    const [epoch, s] = await Promise.all([
-      deps.db.selectFrom('agent_epochs').select('opened_at').where('agent_id', '=', agent.agentId).where('closed_at', 'is', null)
-        .orderBy('epoch', 'desc').limit(1).executeTakeFirst(),
-      standing(agent.agentId),
-    ]);
+    const [[epoch], s] = await Promise.all([openEpochQ({ agent: agent.agentId }), standing(agent.agentId)]);
     return trustLevels({
       active: agent.status === 'active',
       frozen: Boolean(agent.frozen),

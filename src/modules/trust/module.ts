@@ -61,7 +61,7 @@ export async function createTrustModule(deps: { config: Config; database: Databa
     log,
     epochs,
     /** Trust levels, the one function every reader uses. */
-    levels: createTrustLevels({ db: database.db, clock }),
+    levels: createTrustLevels({ db: database.db, sqlite: database.sqlite, clock }),
     /** A trust module's projection, trace section and adoption counts. */
     addProjection(p: { replay?: ReplayerFactory; trace?: TraceSection; adoption?: AdoptionSource }) {
       if (p.replay) projections.push(p.replay);
