@@ -51,6 +51,42 @@ test('a search\'s drain takes turns with other owners\' drains batch by batch: o
   expect(calls.filter((c) => c === 'big')).toHaveLength(20);
 });
 
+test('a background step embeds a lane\'s next batch while it stores the one before; every batch is stored', async () => {
+  const clock = new ManualClock();
+  const events: string[] = [];
+  const inner = await createVectorIndex(h, clock, { mode: 'exact' });
+  // Storing takes 40 ms here, embedding 20: a lane that waited for each store before embedding again would alternate.
+  const index = new Proxy(inner, {
+    get(target, prop) {
+      if (prop === 'upsert') {
+        return async (...args: Parameters<typeof inner.upsert>) => {
+          events.push('store');
+          await new Promise((r) => setTimeout(r, 40));
+          await inner.upsert(...args);
+          events.push('stored');
+        };
+      }
+      const v = Reflect.get(target, prop) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  const embedder = slowEmbedder(20, []);
+  const indexer = createVectorIndexer({
+    db: h.db, index, clock, batchSize: 2, intervalMs: 60_000, parallel: 1,
+    embedder: { ...embedder, embed: async (texts, opts) => { events.push('embed'); return embedder.embed(texts, opts); } },
+    sources: { lanes: async (owner, ids) => new Map(ids.map((id) => [id, { text: `${owner}:${id}`, version: 1 }])) },
+  });
+  await indexer.enqueue(h.db, 'lanes', 'piper', ['a', 'b', 'c', 'd', 'e', 'f']); // three batches, one step
+  await indexer.flush();
+  expect(events.filter((e) => e === 'embed')).toHaveLength(3);
+  expect(events.filter((e) => e === 'stored')).toHaveLength(3);
+  // The second batch went to the model before the first batch's vectors were stored.
+  expect(events.indexOf('embed', 1)).toBeLessThan(events.indexOf('stored'));
+  expect(await indexer.pending('lanes', 'piper')).toBe(0);
+  const hits = await inner.query({ collection: 'lanes', ownerId: 'piper', modelId: 'slow-test', vector: normaliseInPlace(Float32Array.from([1, 0.5, 0.25, 0.125])), limit: 10 });
+  expect(hits.map((x) => x.itemId).sort()).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+});
+
 test('an item deleted while its text was being embedded gets no vector (no ghost taking a search slot)', async () => {
   const clock = new ManualClock();
   const live = new Set(['keep', 'gone']);
