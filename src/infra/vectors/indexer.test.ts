@@ -207,6 +207,31 @@ test('a failure that is not the text\'s fault (server away, rate limited) fails 
   }
 });
 
+test('a background step stops taking batches at the first failure that is not the text\'s fault; nothing is lost', async () => {
+  const clock = new ManualClock();
+  const calls: string[] = [];
+  // The model times out on the batch holding "a" and answers the others after 10 ms.
+  const embedder: Embedder = {
+    modelId: 'flaky-test', dimensions: 4,
+    async embed(texts) {
+      calls.push(texts.join());
+      if (texts.includes('a')) throw new EmbeddingError('local embedding batch took too long', 'timeout');
+      await new Promise((r) => setTimeout(r, 10));
+      return texts.map(() => normaliseInPlace(Float32Array.from([1, 0.5, 0.25, 0.125])));
+    },
+    async close() {},
+  };
+  const indexer = createVectorIndexer({
+    db: h.db, index: await createVectorIndex(h, clock, { mode: 'exact' }), embedder, clock, batchSize: 1, intervalMs: 60_000, parallel: 2,
+    sources: { 'step-fail': async (_owner, ids) => new Map(ids.map((id) => [id, { text: id, version: 1 }])) },
+  });
+  await indexer.enqueue(h.db, 'step-fail', 'o', ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']); // eight batches, four per lane, one step
+  await expect(indexer.flush()).rejects.toMatchObject({ reason: 'timeout' });
+  // The other lane finished the batch it had under way and took no more.
+  expect(calls).toEqual(['a', 'b']);
+  expect(await indexer.pending('step-fail', 'o')).toBe(7);
+});
+
 test('a start of the process tries refused items again at once (the operator may have fixed the model)', async () => {
   const clock = new ManualClock();
   let refuse = true;

@@ -242,28 +242,37 @@ export function createVectorIndexer(o: VectorIndexerOptions) {
     }
     for (const g of groups.values()) for (let i = 0; i < g.length; i += o.batchSize) batches.push(g.slice(i, i + o.batchSize));
     // A lane starts embedding its next batch before it stores the one just embedded, so its thread
-    // is not idle while the main thread writes.
+    // is not idle while the main thread writes. After a failure (the model away or hanging) or a
+    // stop(), no lane takes another batch: the step ends after the batches under way, not after all.
     let next = 0;
+    let taken = 0;
+    let failed = false;
     const take = () => {
-      const b = batches[next++];
+      const b = failed || stopped ? undefined : batches[next++];
       if (!b) return undefined;
+      taken += b.length;
       const p = prepare(b[0]!.collection, b[0]!.owner_id, b, 'bulk');
       p.catch(() => {}); // awaited below; a lane that fails first must not leave it unhandled
       return p;
     };
     const lane = async () => {
-      let embedding = take();
-      while (embedding) {
-        const done = await embedding;
-        embedding = take();
-        await store(done);
+      try {
+        let embedding = take();
+        while (embedding) {
+          const done = await embedding;
+          embedding = take();
+          await store(done);
+        }
+      } catch (e) {
+        failed = true;
+        throw e;
       }
     };
-    // Every lane ends before the step does (a failed lane's batch is picked up again by a later step).
+    // Every lane ends before the step does (batches not stored are picked up again by a later step).
     const ended = await Promise.allSettled(Array.from({ length: Math.min(parallel, batches.length) }, lane));
-    const failed = ended.find((e) => e.status === 'rejected');
-    if (failed) throw failed.reason;
-    return rows.length;
+    const failure = ended.find((e) => e.status === 'rejected');
+    if (failure) throw failure.reason;
+    return taken;
   });
 
   return {
