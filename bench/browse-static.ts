@@ -6,10 +6,13 @@
  * Pages: three of the extraction corpus (news article, wiki article, forum thread, 3–5 KiB each);
  * with PAGES=medium one ~34 KiB article and with PAGES=large one ~154 KiB article (the wiki page's
  * paragraphs repeated, with its navigation and sidebars), closer to the size of real article pages.
- * Served on loopback. Every call in the bench uses the same HTTP client (undici's fetch, the npm
- * package svc depends on; CLIENT=request switches them all to undici.request). Node's global fetch
- * (its bundled, older undici) would cost ~0.15 ms more per call than the direct path's client, so
- * it is not used for calls to svc.
+ * PAGES=sweep measures one size after another in the same run and prints one line per size: the
+ * small pages, the wiki page grown by article text (8–150 KiB) and grown by page furniture, an
+ * inline state script and a navigation menu (16–150 KiB, text unchanged), which is what most of a
+ * real page's bytes are. Served on loopback. Every call in the bench uses the same HTTP client
+ * (undici's fetch, the npm package svc depends on; CLIENT=request switches them all to
+ * undici.request). Node's global fetch (its bundled, older undici) would cost ~0.15 ms more per
+ * call than the direct path's client, so it is not used for calls to svc.
  *
  * A ceiling, also in the same rounds: a bare Fastify route in this process that does only the
  * direct path's work (undici fetch of the page, the same extraction) and answers the text as JSON,
@@ -63,6 +66,8 @@ async function call(url: string, init: { method?: string; headers?: Record<strin
   return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: Buffer.from(await res.arrayBuffer()) };
 }
 const WARM = Number(process.env.WARM ?? 300);
+/** PAGES=sweep: warm-up rounds at each size after the first (the JIT and the WAL are warm by then). */
+const SWEEP_WARM = Number(process.env.SWEEP_WARM ?? 30);
 const corpus = loadCorpus();
 /** The wiki page with its paragraphs repeated until about `kib` KiB more article text. */
 function grownPage(kib: number, file: string) {
@@ -74,13 +79,47 @@ function grownPage(kib: number, file: string) {
   const last = src.lastIndexOf('</p>') + 4;
   return { ...wiki, file, body: Buffer.from(src.slice(0, last) + extra + src.slice(last)) };
 }
-const pages = process.env.PAGES === 'large'
-  ? [grownPage(150, 'large-article.html')]
-  : process.env.PAGES === 'medium'
-    ? [grownPage(30, 'medium-article.html')]
-    : corpus.filter((p) => ['news-article.html', 'wiki-article.html', 'forum-thread.html'].includes(p.file));
+/**
+ * The wiki page with about `kib` KiB more page furniture and no more article text: an inline
+ * script with the page's state in <head> and a navigation menu of links, the markup real article
+ * pages carry around their text. Extraction costs grow with it while the text svc stores and
+ * answers stays ~3 KiB.
+ */
+function furnishedPage(kib: number, file: string) {
+  const wiki = corpus.find((p) => p.file === 'wiki-article.html')!;
+  const src = wiki.body.toString('utf8');
+  const half = (kib * 1024) / 2;
+  let state = '';
+  for (let i = 0; state.length < half; i++) state += `${i ? ',' : ''}{"id":${i},"slug":"story-${i}","section":"s${i % 12}","tags":["t${i % 7}","t${i % 5}"]}`;
+  let menu = '';
+  for (let i = 0; menu.length < half; i++) {
+    menu += `<li class="menu-item"><a href="/section/${i}">Section ${i}</a><ul class="sub-menu"><li><a href="/section/${i}/news">News</a></li><li><a href="/section/${i}/archive">Archive</a></li></ul></li>`;
+  }
+  const body = src
+    .replace('</head>', `<script>window.__STATE__={"stories":[${state}]};</script></head>`)
+    .replace(/<body[^>]*>/, (tag) => `${tag}<nav class="mega-menu"><ul>${menu}</ul></nav>`);
+  return { ...wiki, file, body: Buffer.from(body) };
+}
+const small = corpus.filter((p) => ['news-article.html', 'wiki-article.html', 'forum-thread.html'].includes(p.file));
+/**
+ * PAGES=sweep: the page sizes measured one after another in this run: the three small pages, then
+ * the wiki page grown by article text (every added byte is text svc stores and answers: the worst
+ * case for svc) and grown by page furniture (closer to real pages, whose bytes are mostly markup).
+ */
+const SWEEP: { kind: 'text' | 'markup'; kib: number }[] = [
+  { kind: 'text', kib: 0 },
+  ...[8, 16, 32, 64, 150].map((kib) => ({ kind: 'text' as const, kib })),
+  ...[16, 32, 64, 150].map((kib) => ({ kind: 'markup' as const, kib })),
+];
+const groupOf = ({ kind, kib }: { kind: 'text' | 'markup'; kib: number }) => (kib === 0
+  ? small
+  : [kind === 'text' ? grownPage(kib, `grown-${kib}.html`) : furnishedPage(kib, `furnished-${kib}.html`)]);
+const sweep = process.env.PAGES === 'sweep';
+const groups = sweep
+  ? SWEEP.map((g) => ({ label: g.kib === 0 ? 'small' : `+${g.kind}`, pages: groupOf(g) }))
+  : [{ label: '', pages: process.env.PAGES === 'large' ? groupOf({ kind: 'text', kib: 150 }) : process.env.PAGES === 'medium' ? groupOf({ kind: 'text', kib: 30 }) : small }];
 const site = await startWebServer({ routes: { '/robots.txt': text('User-agent: *\nAllow: /\n') } });
-for (const p of pages) site.route(`/${p.file}`, html(p.body.toString('utf8')));
+for (const p of groups.flatMap((g) => g.pages)) site.route(`/${p.file}`, html(p.body.toString('utf8')));
 const svc = await startSvc({ SVC_OUTBOUND_ALLOW_LOOPBACK: 'true', SVC_EMBEDDINGS: 'none', SVC_CHROMIUM_PATH: 'none' });
 const extractor = createExtractor();
 // The relay (ceiling): a route that fetches and extracts like the direct path, with its own
@@ -147,7 +186,7 @@ try {
   const paths = { svc: viaSvc, direct, relay: viaRelay };
   type Path = keyof typeof paths;
   const orders: Path[][] = [['svc', 'direct', 'relay'], ['direct', 'relay', 'svc'], ['relay', 'svc', 'direct']];
-  const rounds = async (n: number) => {
+  const rounds = async (pages: typeof small, n: number) => {
     const t: Record<Path, number[]> = { svc: [], direct: [], relay: [] };
     const cpu: Record<Path, { main: number; all: number }> = { svc: { main: 0, all: 0 }, direct: { main: 0, all: 0 }, relay: { main: 0, all: 0 } };
     for (let i = 0; i < n; i++) {
@@ -167,22 +206,35 @@ try {
   // Warm-up, the same for both paths: both extraction threads, svc's robots cache, the JIT, and
   // SQLite's WAL file grown to its working size (at least one checkpoint: ~1,000 pages).
   const walPath = `${svc.svc.database.sqlite!.name}-wal`;
-  await rounds(WARM);
+  await rounds(groups[0].pages, WARM);
   const walBytes = statSync(walPath).size;
-  svcServerMs.length = 0;
-  relayServerMs.length = 0;
-  const t = await rounds(ROUNDS);
-  if (svcServerMs.length !== ROUNDS || relayServerMs.length !== ROUNDS) throw new Error('server-side timings missing');
-  const ms = { svc: median(t.svc), direct: median(t.direct), relay: median(t.relay) };
-  const server = { svc: median(svcServerMs), relay: median(relayServerMs) };
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  console.log(`static browse, client ${CLIENT}, ${ROUNDS} rounds after ${WARM} warm-up rounds (WAL file ${(walBytes / 1024).toFixed(0)} KiB) over ${pages.length} pages (${pages.map((p) => `${p.file} ${(p.body.length / 1024).toFixed(0)} KiB`).join(', ')})`);
-  console.log(`  direct fetch + extraction: median ${ms.direct.toFixed(1)} ms, mean ${(sum(t.direct) / ROUNDS).toFixed(1)} ms`);
-  console.log(`  svc POST /v1/browse:       median ${ms.svc.toFixed(1)} ms, mean ${(sum(t.svc) / ROUNDS).toFixed(1)} ms`);
-  console.log(`  ratio (median) ${(ms.svc / ms.direct).toFixed(2)}x, ratio (mean) ${(sum(t.svc) / sum(t.direct)).toFixed(2)}x`);
-  console.log(`  svc's own time (request handed to svc → last byte of the answer written; no client side of the hop): median ${server.svc.toFixed(1)} ms, ratio ${(server.svc / ms.direct).toFixed(2)}x (the relay's own ${server.relay.toFixed(1)} ms, ${(server.relay / ms.direct).toFixed(2)}x)`);
-  console.log(`  ceiling: bare relay route (fetch + extraction behind one HTTP hop): median ${ms.relay.toFixed(1)} ms, ratio ${(ms.relay / ms.direct).toFixed(2)}x; svc ÷ relay ${(ms.svc / ms.relay).toFixed(2)}x`);
-  {
+  const kib = (pages: typeof small) => pages.map((p) => `${(p.body.length / 1024).toFixed(0)}`).join('/');
+  if (sweep) {
+    console.log(`static browse by page size, client ${CLIENT}, ${ROUNDS} rounds per size after ${WARM} warm-up rounds (and ${SWEEP_WARM} more at each new size)`);
+    console.log('  page           KiB | direct ms | svc ms | svc ÷ direct | paired | relay ÷ direct | svc ÷ relay');
+  }
+  for (const [g, { label, pages }] of groups.entries()) {
+    if (g > 0) await rounds(pages, SWEEP_WARM);
+    svcServerMs.length = 0;
+    relayServerMs.length = 0;
+    const t = await rounds(pages, ROUNDS);
+    if (svcServerMs.length !== ROUNDS || relayServerMs.length !== ROUNDS) throw new Error('server-side timings missing');
+    const ms = { svc: median(t.svc), direct: median(t.direct), relay: median(t.relay) };
+    // Each round's svc call over its direct call, made within milliseconds of each other: the
+    // machine's drift over the run (a small VM's speed wanders by more than the effect) cancels.
+    const paired = median(t.svc.map((x, i) => x / t.direct[i]));
+    if (sweep) {
+      console.log(`  ${label.padEnd(7)} ${kib(pages).padStart(11)} | ${ms.direct.toFixed(1).padStart(9)} | ${ms.svc.toFixed(1).padStart(6)} | ${`${(ms.svc / ms.direct).toFixed(2)}x`.padStart(12)} | ${`${paired.toFixed(2)}x`.padStart(6)} | ${`${(ms.relay / ms.direct).toFixed(2)}x`.padStart(14)} | ${(ms.svc / ms.relay).toFixed(2)}x`);
+      continue;
+    }
+    const server = { svc: median(svcServerMs), relay: median(relayServerMs) };
+    console.log(`static browse, client ${CLIENT}, ${ROUNDS} rounds after ${WARM} warm-up rounds (WAL file ${(walBytes / 1024).toFixed(0)} KiB) over ${pages.length} pages (${pages.map((p) => `${p.file} ${(p.body.length / 1024).toFixed(0)} KiB`).join(', ')})`);
+    console.log(`  direct fetch + extraction: median ${ms.direct.toFixed(1)} ms, mean ${(sum(t.direct) / ROUNDS).toFixed(1)} ms`);
+    console.log(`  svc POST /v1/browse:       median ${ms.svc.toFixed(1)} ms, mean ${(sum(t.svc) / ROUNDS).toFixed(1)} ms`);
+    console.log(`  ratio (median) ${(ms.svc / ms.direct).toFixed(2)}x, ratio (mean) ${(sum(t.svc) / sum(t.direct)).toFixed(2)}x, median of each round's ratio ${paired.toFixed(2)}x`);
+    console.log(`  svc's own time (request handed to svc → last byte of the answer written; no client side of the hop): median ${server.svc.toFixed(1)} ms, ratio ${(server.svc / ms.direct).toFixed(2)}x (the relay's own ${server.relay.toFixed(1)} ms, ${(server.relay / ms.direct).toFixed(2)}x)`);
+    console.log(`  ceiling: bare relay route (fetch + extraction behind one HTTP hop): median ${ms.relay.toFixed(1)} ms, ratio ${(ms.relay / ms.direct).toFixed(2)}x; svc ÷ relay ${(ms.svc / ms.relay).toFixed(2)}x`);
     const per = (p: Path, k: 'main' | 'all') => t.cpu[p][k] / ROUNDS;
     if (schedstat) console.log(`  CPU per call, main thread: direct ${per('direct', 'main').toFixed(2)} ms, relay ${per('relay', 'main').toFixed(2)} ms, svc ${per('svc', 'main').toFixed(2)} ms (svc's own work: svc − relay ${(per('svc', 'main') - per('relay', 'main')).toFixed(2)} ms; one HTTP hop: relay − direct ${(per('relay', 'main') - per('direct', 'main')).toFixed(2)} ms)`);
     console.log(`  CPU per call, all threads: direct ${per('direct', 'all').toFixed(2)} ms, relay ${per('relay', 'all').toFixed(2)} ms, svc ${per('svc', 'all').toFixed(2)} ms`);
