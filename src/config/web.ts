@@ -23,7 +23,7 @@ function portList(env: string, def: number[], doc: string): Setting<number[]> {
 // The loopback allowance for tests is `SVC_OUTBOUND_ALLOW_LOOPBACK` in the core group.
 export const webSettings = group('Search, browse and feedback', {
   browseMaxBytes: int('SVC_BROWSE_MAX_BYTES', 5 * 1024 * 1024, 'Largest page body (after decompression) that browse and the guarded outbound client accept; larger answers fail with BROWSE_RESPONSE_TOO_LARGE.', { min: 1024, max: 100 * 1024 * 1024 }),
-  browseTimeoutMs: int('SVC_BROWSE_TIMEOUT_MS', 15_000, 'Total time for one outbound fetch (connect, redirects, headers and body) before BROWSE_PROVIDER_TIMEOUT.', { min: 100, max: 120_000 }),
+  browseTimeoutMs: int('SVC_BROWSE_TIMEOUT_MS', 15_000, 'Total time for one outbound fetch (connect, redirects, headers and body) before BROWSE_PROVIDER_TIMEOUT; also the time one page\'s text extraction may take once its thread is ready (BROWSE_PROVIDER_ERROR, reason extraction_failed).', { min: 100, max: 120_000 }),
   outboundMaxRedirects: int('SVC_OUTBOUND_MAX_REDIRECTS', 5, 'Redirect hops the guarded client follows, each re-checked against the address policy.', { min: 0, max: 10 }),
   outboundAllowedPorts: portList('SVC_OUTBOUND_ALLOWED_PORTS', [80, 443, 8080, 8443], 'Destination ports user-supplied URLs may use.'),
   browseUserAgent: str('SVC_BROWSE_USER_AGENT', 'Mozilla/5.0 (compatible; svc-browse/1.0)', 'User-Agent header of outbound page requests. robots.txt rules are matched against the fixed token `svc-browse`.'),

@@ -2,7 +2,8 @@
  * Worker thread of the extractor (see extractor.ts): runs extractContent off the event loop.
  *
  * Protocol: in  { id, body: Uint8Array, contentType, url? }
- *           out { id, ok: true, result: Extracted } | { id, ok: false, code?, reason?, message }
+ *           out { ready: true } once, when the modules are loaded (a page's time limit starts then);
+ *               { id, ok: true, result: Extracted } | { id, ok: false, code?, reason?, message }
  */
 import { parentPort } from 'node:worker_threads';
 import { isWebError } from './errors';
@@ -19,3 +20,4 @@ port.on('message', (msg: { id: number; body: Uint8Array; contentType: string; ur
     else port.postMessage({ id: msg.id, ok: false, message: err instanceof Error ? err.message : String(err) });
   }
 });
+port.postMessage({ ready: true });

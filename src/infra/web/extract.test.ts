@@ -3,6 +3,7 @@
  * boilerplate gone), plain text, charsets, refusals of PDFs and binaries, text layout, and the
  * worker-thread extractor.
  */
+import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, test } from 'vitest';
 import { loadCorpus, score } from '../../../test/fixtures/pages/corpus';
 import { extractContent, extractHtml } from './extract';
@@ -89,6 +90,29 @@ describe('extractor in a worker thread', () => {
 
   test('passes typed errors back', async () => {
     await expect(extractor.extract({ body: Buffer.from('%PDF-1.4'), contentType: 'application/pdf' })).rejects.toMatchObject({ code: 'BROWSE_PROVIDER_ERROR', reason: 'unsupported_content_type' });
+  });
+
+  test('a page\'s time limit starts when the thread can work on it: loading a new thread does not fail the first page', async () => {
+    // Loading the thread's modules through tsx takes far longer than 100 ms (~0.45 s on the 2-core
+    // VM, up to 2.5 s loaded); this page then takes ~20–30 ms on the fresh thread.
+    const fresh = createExtractor({ timeoutMs: 100 });
+    try {
+      const started = performance.now();
+      expect((await fresh.extract({ body: Buffer.from('<p>first page</p>'), contentType: 'text/html' })).text).toBe('first page');
+      expect(performance.now() - started).toBeGreaterThan(100);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  test('a thread that is not ready within its start-up limit fails the page waiting for it', async () => {
+    const stuck = createExtractor({ timeoutMs: 20_000, startupLimitMs: 1 });
+    try {
+      await expect(stuck.extract({ body: Buffer.from('<p>never read</p>'), contentType: 'text/html' }))
+        .rejects.toMatchObject({ code: 'BROWSE_PROVIDER_ERROR', reason: 'extraction_failed', message: expect.stringContaining('could not start') });
+    } finally {
+      await stuck.close();
+    }
   });
 
   test('a page over the time limit fails and the next page still works', async () => {

@@ -7,6 +7,9 @@
  * - A page that takes longer than `timeoutMs`, or a thread that dies (e.g. out of its memory
  *   limit), fails that page with BROWSE_PROVIDER_ERROR (reason extraction_failed); the thread is
  *   replaced for the next page.
+ * - A page's time counts from when the thread can work on it: a thread loading its modules (0.5–2.5 s
+ *   through tsx on a small VM) says when it is ready, and only then does the page's limit start. A
+ *   thread that is not ready within `startupLimitMs` (60 s) fails the page and is replaced.
  */
 import type { Worker } from 'node:worker_threads';
 import { spawnTsWorker } from '../../lib/worker';
@@ -30,6 +33,8 @@ export interface ExtractorOptions {
   timeoutMs?: number;
   /** Heap limit of the thread; a pathological page fails instead of growing the process. */
   maxHeapMb?: number;
+  /** How long a new thread may take to load its modules (default STARTUP_LIMIT_MS). */
+  startupLimitMs?: number;
 }
 
 interface Job extends ExtractInput {
@@ -38,16 +43,23 @@ interface Job extends ExtractInput {
   reject(e: Error): void;
 }
 
-type Reply = { id: number; ok: true; result: Extracted } | { id: number; ok: false; code?: WebErrorCode; reason?: WebErrorReason; message: string };
+type Reply = { ready: true } | { id: number; ok: true; result: Extracted } | { id: number; ok: false; code?: WebErrorCode; reason?: WebErrorReason; message: string };
+
+/** How long a new thread may take to load its modules before the page waiting for it fails (default). */
+const STARTUP_LIMIT_MS = 60_000;
 
 const failed = (message: string) => new WebError('BROWSE_PROVIDER_ERROR', 'extraction_failed', message);
 
 export function createExtractor(opts: ExtractorOptions = {}): Extractor {
   const timeoutMs = opts.timeoutMs ?? 15_000;
+  const startupLimitMs = opts.startupLimitMs ?? STARTUP_LIMIT_MS;
   const queue: Job[] = [];
   let worker: Worker | null = null;
   let current: Job | null = null;
   let timer: NodeJS.Timeout | null = null;
+  /** The current thread has loaded its modules (its `ready` message came). */
+  let ready = false;
+  let startup: NodeJS.Timeout | null = null;
   let nextId = 1;
   let closed = false;
 
@@ -56,6 +68,8 @@ export function createExtractor(opts: ExtractorOptions = {}): Extractor {
     worker = null;
     if (timer) clearTimeout(timer);
     timer = null;
+    if (startup) clearTimeout(startup);
+    startup = null;
     const job = current;
     current = null;
     if (w) void w.terminate();
@@ -68,6 +82,14 @@ export function createExtractor(opts: ExtractorOptions = {}): Extractor {
       resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb ?? 512 },
     });
     w.on('message', (reply: Reply) => {
+      if ('ready' in reply) {
+        if (worker !== w) return;
+        ready = true;
+        if (startup) clearTimeout(startup);
+        startup = null;
+        if (current && !timer) startTimer();
+        return;
+      }
       const job = current;
       if (!job || reply.id !== job.id) return;
       current = null;
@@ -86,7 +108,21 @@ export function createExtractor(opts: ExtractorOptions = {}): Extractor {
       pump();
     });
     worker = w;
+    ready = false;
+    startup = setTimeout(() => {
+      dropWorker(`Page text extraction could not start: its thread was not ready within ${startupLimitMs} ms.`);
+      pump();
+    }, startupLimitMs);
+    startup.unref();
     return w;
+  }
+
+  /** The current page's time limit, from the moment the thread can work on it. */
+  function startTimer(): void {
+    timer = setTimeout(() => {
+      dropWorker(`Page text extraction took longer than ${timeoutMs} ms.`);
+      pump();
+    }, timeoutMs);
   }
 
   function pump(): void {
@@ -102,10 +138,7 @@ export function createExtractor(opts: ExtractorOptions = {}): Extractor {
     const w = ensureWorker();
     w.ref();
     current = job;
-    timer = setTimeout(() => {
-      dropWorker(`Page text extraction took longer than ${timeoutMs} ms.`);
-      pump();
-    }, timeoutMs);
+    if (ready) startTimer();
     // The page's bytes copied once into a buffer of their own, which the thread then takes over
     // (transferred, not copied a second time by the message).
     const body = new Uint8Array(job.body);
