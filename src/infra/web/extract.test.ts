@@ -93,8 +93,8 @@ describe('extractor in a worker thread', () => {
   });
 
   test('a page\'s time limit starts when the thread can work on it: loading a new thread does not fail the first page', async () => {
-    // Loading the thread's modules through tsx takes far longer than 100 ms (~0.45 s on the 2-core
-    // VM, up to 2.5 s loaded); this page then takes ~20–30 ms on the fresh thread.
+    // Loading the thread's modules through tsx takes far longer than 100 ms (~0.5 s on a small
+    // 2-core machine, up to 2.5 s under load); this page then takes ~20–30 ms on the fresh thread.
     const fresh = createExtractor({ timeoutMs: 100 });
     try {
       const started = performance.now();
