@@ -24,8 +24,6 @@ export interface ExtractInput {
 
 export interface Extractor {
   extract(input: ExtractInput): Promise<Extracted>;
-  /** Starts the thread ahead of the first page (loading takes a second or two). */
-  warm(): void;
   close(): Promise<void>;
 }
 
@@ -152,9 +150,6 @@ export function createExtractor(opts: ExtractorOptions = {}): Extractor {
         queue.push({ ...input, id: nextId++, resolve, reject });
         pump();
       });
-    },
-    warm() {
-      if (!closed && !current) ensureWorker().unref();
     },
     async close() {
       closed = true;

@@ -24,8 +24,8 @@ export function normalSponsorship(r: SponsorshipsTable): SponsorshipsTable {
   };
 }
 
-/** A sponsorship still in force at `now`: no revoke asked, or its grace not over. */
-export const inForce = (now: number) => (eb: any) => eb.or([eb('revokes_at', 'is', null), eb('revokes_at', '>', now)]);
+/** A sponsorship still in force at `now`: no revoke asked, or its grace not over (`column`: qualified in a join). */
+export const inForce = (now: number, column = 'revokes_at') => (eb: any) => eb.or([eb(column, 'is', null), eb(column, '>', now)]);
 
 export function createStakeStore(db: Kysely<Database>, sqlite?: SQLite.Database) {
   // Every trust-level check reads it (GET /v1/me, passports): compiled once, both facts in one statement.
@@ -34,7 +34,7 @@ export function createStakeStore(db: Kysely<Database>, sqlite?: SQLite.Database)
     eb.exists(eb.selectFrom('stakes').select('stake_id').where('agent_id', '=', s.agent).where('status', '=', 'active').where('units', '>', 0)).as('staked'),
     eb.exists(eb.selectFrom('sponsorships as sp').innerJoin('stakes as st', 'st.agent_id', 'sp.sponsor_agent_id').select('sp.sponsorship_id')
       .where('sp.ward_agent_id', '=', s.agent).where('sp.ring_flagged_at', 'is', null)
-      .where((w) => w.or([w('sp.revokes_at', 'is', null), w('sp.revokes_at', '>', s.now)]))
+      .where(inForce(s.now, 'sp.revokes_at'))
       .where('st.status', '=', 'active').where('st.units', '>', 0)).as('sponsored'),
   ]), sqlite);
   return {
