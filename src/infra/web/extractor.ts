@@ -33,6 +33,8 @@ export interface ExtractorOptions {
   maxHeapMb?: number;
   /** How long a new thread may take to load its modules (default STARTUP_LIMIT_MS). */
   startupLimitMs?: number;
+  /** The thread's module (default extract-worker.ts); tests give a stand-in that speaks its protocol. */
+  workerUrl?: URL;
 }
 
 interface Job extends ExtractInput {
@@ -76,7 +78,7 @@ export function createExtractor(opts: ExtractorOptions = {}): Extractor {
 
   function ensureWorker(): Worker {
     if (worker) return worker;
-    const w = spawnTsWorker(new URL('./extract-worker.ts', import.meta.url), {
+    const w = spawnTsWorker(opts.workerUrl ?? new URL('./extract-worker.ts', import.meta.url), {
       resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb ?? 512 },
     });
     w.on('message', (reply: Reply) => {
